@@ -1,0 +1,58 @@
+"""rbdyn: rigid-body time integrators and a constraint solver.
+
+The public API is flat::
+
+    import rbdyn
+    box = rbdyn.RigidBody("box", mass=10.0, inertia=rbdyn.box_inertia(10.0, (0.1, 0.4, 0.9)),
+                          velocity=(-2.0, 2.0, 8.0), omega_body=(0.1, 5.0, 0.1))
+    system = rbdyn.System([box], gravity=(0.0, 0.0, -9.8))
+    traj = rbdyn.simulate(system, "rk4", dt=1e-3, t_end=10.0, every=100)
+
+``rbdyn.so3`` holds the rotation-group maps; ``rbdyn.schemes()`` lists the
+time-stepping schemes; ``rbdyn.load_scenario`` reads a scenario file.
+"""
+
+from . import so3
+from ._baselines import RK4, SymplecticEuler
+from ._errors import InputError, NumericalError
+from ._model import (
+    ConstantForce,
+    ConstantTorque,
+    LoadCallback,
+    PointForce,
+    RigidBody,
+    Rod,
+    SphericalJoint,
+    System,
+    box_inertia,
+)
+from ._scenario import Scenario, builtin_scenarios, load_scenario
+from ._scheme import Scheme, get_scheme, schemes
+from ._simulate import Trajectory, simulate
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "so3",
+    "simulate",
+    "Trajectory",
+    "System",
+    "RigidBody",
+    "ConstantForce",
+    "ConstantTorque",
+    "PointForce",
+    "LoadCallback",
+    "SphericalJoint",
+    "Rod",
+    "box_inertia",
+    "Scheme",
+    "schemes",
+    "get_scheme",
+    "SymplecticEuler",
+    "RK4",
+    "Scenario",
+    "load_scenario",
+    "builtin_scenarios",
+    "InputError",
+    "NumericalError",
+]

@@ -1,0 +1,501 @@
+"""Mechanical systems: rigid bodies, loads and bilateral constraints.
+
+A :class:`System` is immutable input data. It validates everything on
+construction (so that a run never starts from a wrong model) and packs the
+numbers into float64 arrays for the compiled kernels.
+
+Frames and names follow the book's notation page:
+
+* the *body origin* is the mass centre of a free body, and the fixed pivot
+  of a body that turns about a fixed point;
+* ``inertia`` is the body-frame inertia tensor about the body origin;
+* ``com_body`` is the mass centre relative to the body origin, in the body
+  frame (zero for a free body);
+* ``R_world_body`` maps body components to world components, ``omega_body``
+  is the angular velocity in the body frame (``omega_world = R omega_body``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from . import so3
+from ._errors import InputError
+
+__all__ = [
+    "RigidBody",
+    "ConstantForce",
+    "ConstantTorque",
+    "PointForce",
+    "LoadCallback",
+    "SphericalJoint",
+    "Rod",
+    "System",
+    "box_inertia",
+]
+
+
+# --------------------------------------------------------------------------
+# validation helpers: each raises InputError naming the field
+# --------------------------------------------------------------------------
+def _finite_array(value, shape, fld: str) -> np.ndarray:
+    try:
+        arr = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(fld, f"must be an array of numbers of shape {shape}, got {value!r}") from None
+    if arr.shape != shape:
+        raise InputError(fld, f"must have shape {shape}, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise InputError(fld, "must be finite numbers (no nan or inf)")
+    return arr
+
+
+def _finite_scalar(value, fld: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise InputError(fld, f"must be a number, got {value!r}")
+    v = float(value)
+    if not math.isfinite(v):
+        raise InputError(fld, "must be a finite number")
+    return v
+
+
+def _positive(value, fld: str) -> float:
+    v = _finite_scalar(value, fld)
+    if v <= 0.0:
+        raise InputError(fld, f"must be > 0, got {v!r}")
+    return v
+
+
+def _inertia(value, fld: str) -> np.ndarray:
+    arr = np.array(value, dtype=float) if not isinstance(value, np.ndarray) else value.astype(float)
+    if arr.shape == (3,):
+        arr = np.diag(arr)
+    J = _finite_array(arr, (3, 3), fld)
+    scale = np.max(np.abs(J))
+    if np.max(np.abs(J - J.T)) > 1e-12 * max(scale, 1e-300):
+        raise InputError(fld, "must be a symmetric 3x3 matrix (or 3 principal moments)")
+    eig = np.linalg.eigvalsh(0.5 * (J + J.T))
+    if eig[0] <= 0.0:
+        raise InputError(fld, f"must be positive definite, got principal moments {eig.tolist()}")
+    # A real mass distribution has I1 <= I2 + I3 (any point of reference).
+    if eig[2] > (eig[0] + eig[1]) * (1.0 + 1e-12):
+        raise InputError(
+            fld,
+            "principal moments must satisfy the triangle inequality "
+            f"(largest <= sum of the other two), got {eig.tolist()}",
+        )
+    return 0.5 * (J + J.T)
+
+
+def _rotation(quat_wxyz, R_world_body, rotvec, fld: str) -> np.ndarray:
+    given = [n for n, v in (("quat_wxyz", quat_wxyz), ("R_world_body", R_world_body), ("rotvec", rotvec)) if v is not None]
+    if len(given) > 1:
+        raise InputError(fld, f"give one orientation, not {' and '.join(given)}")
+    if quat_wxyz is not None:
+        q = _finite_array(quat_wxyz, (4,), f"{fld}.quat_wxyz")
+        n = np.linalg.norm(q)
+        if n < 1e-12:
+            raise InputError(f"{fld}.quat_wxyz", "must be a non-zero quaternion (w, x, y, z)")
+        return so3.quat_wxyz_to_matrix(q / n)
+    if R_world_body is not None:
+        R = _finite_array(R_world_body, (3, 3), f"{fld}.R_world_body")
+        if so3.orthonormality_error(R) > 1e-9:
+            raise InputError(
+                f"{fld}.R_world_body",
+                "must be a rotation matrix (orthonormal to 1e-9 with determinant +1)",
+            )
+        return R
+    if rotvec is not None:
+        return so3.exp(_finite_array(rotvec, (3,), f"{fld}.rotvec"))
+    return np.eye(3)
+
+
+def box_inertia(mass: float, size: Sequence[float]) -> np.ndarray:
+    """Inertia about the mass centre of a uniform box with edge lengths ``size``."""
+    a, b, c = (float(s) for s in size)
+    return np.diag([b * b + c * c, c * c + a * a, a * a + b * b]) * (float(mass) / 12.0)
+
+
+# --------------------------------------------------------------------------
+# bodies
+# --------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class RigidBody:
+    """A rigid body and its initial state.
+
+    Parameters
+    ----------
+    name : str
+        Unique name, used for output columns (``NAME.x`` ...).
+    mass : float
+        Mass, > 0.
+    inertia : array_like, (3, 3) or (3,)
+        Body-frame inertia tensor about the mass centre or, when ``pivot`` is
+        given, about the pivot. Three numbers mean a diagonal tensor.
+    position : array_like, (3,)
+        Initial mass-centre position (world). Not used with ``pivot``.
+    velocity : array_like, (3,)
+        Initial mass-centre velocity (world). Not used with ``pivot``.
+    quat_wxyz, R_world_body, rotvec : array_like, optional
+        Initial orientation (at most one; identity by default).
+    omega_body : array_like, (3,)
+        Initial angular velocity in the body frame.
+    pivot : array_like, (3,), optional
+        A fixed world point about which the body turns. Its translation is
+        then not a degree of freedom.
+    com_body : array_like, (3,), optional
+        Mass centre relative to the pivot, body frame (pivoted bodies only).
+    """
+
+    name: str
+    mass: float
+    inertia: np.ndarray
+    position: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    velocity: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    quat_wxyz: np.ndarray | None = None
+    R_world_body: np.ndarray | None = None
+    rotvec: np.ndarray | None = None
+    omega_body: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    pivot: np.ndarray | None = None
+    com_body: np.ndarray | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name or any(c in self.name for c in " ,.\"'\n"):
+            raise InputError("body.name", f"must be a non-empty name without spaces, commas, dots or quotes, got {self.name!r}")
+        where = f"body.{self.name}"
+        put = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731 (frozen dataclass)
+        put("mass", _positive(self.mass, f"{where}.mass"))
+        put("inertia", _inertia(self.inertia, f"{where}.inertia"))
+        put("omega_body", _finite_array(self.omega_body, (3,), f"{where}.omega_body"))
+        R = _rotation(self.quat_wxyz, self.R_world_body, self.rotvec, where)
+        put("R_world_body", R)
+        put("quat_wxyz", so3.matrix_to_quat_wxyz(R))
+        put("rotvec", None)
+        if self.pivot is None:
+            if self.com_body is not None and np.any(np.asarray(self.com_body, dtype=float) != 0.0):
+                raise InputError(f"{where}.com_body", "is only allowed with a pivot (a free body's origin is its mass centre)")
+            put("com_body", np.zeros(3))
+            put("position", _finite_array(self.position, (3,), f"{where}.position"))
+            put("velocity", _finite_array(self.velocity, (3,), f"{where}.velocity"))
+        else:
+            put("pivot", _finite_array(self.pivot, (3,), f"{where}.pivot"))
+            put("com_body", _finite_array(self.com_body if self.com_body is not None else np.zeros(3), (3,), f"{where}.com_body"))
+            put("position", self.pivot + R @ self.com_body)
+            put("velocity", R @ np.cross(self.omega_body, self.com_body))
+
+    @property
+    def pivoted(self) -> bool:
+        """Whether the body turns about a fixed pivot."""
+        return self.pivot is not None
+
+    @property
+    def inertia_com(self) -> np.ndarray:
+        """Body-frame inertia about the mass centre (parallel-axis theorem)."""
+        c = self.com_body
+        return self.inertia - self.mass * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
+
+
+# --------------------------------------------------------------------------
+# loads
+# --------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class ConstantForce:
+    """A constant world force applied at the mass centre of ``body``."""
+
+    body: str
+    force: np.ndarray
+
+    def __post_init__(self):
+        object.__setattr__(self, "force", _finite_array(self.force, (3,), f"load.{self.body}.force"))
+
+
+@dataclass(frozen=True, eq=False)
+class ConstantTorque:
+    """A constant world torque (a couple) applied to ``body``."""
+
+    body: str
+    torque: np.ndarray
+
+    def __post_init__(self):
+        object.__setattr__(self, "torque", _finite_array(self.torque, (3,), f"load.{self.body}.torque"))
+
+
+@dataclass(frozen=True, eq=False)
+class PointForce:
+    """A constant world force applied at a point fixed in ``body``.
+
+    ``point_body`` is relative to the body origin (mass centre, or pivot), in
+    the body frame.
+    """
+
+    body: str
+    point_body: np.ndarray
+    force: np.ndarray
+
+    def __post_init__(self):
+        object.__setattr__(self, "point_body", _finite_array(self.point_body, (3,), f"load.{self.body}.point_body"))
+        object.__setattr__(self, "force", _finite_array(self.force, (3,), f"load.{self.body}.force"))
+
+
+@dataclass(frozen=True, eq=False)
+class LoadCallback:
+    """A load computed by a Python function of time and configuration.
+
+    ``fn(t, x_com, R_world_body, v_com, omega_body)`` returns
+    ``(force_world, torque_world)``: a force at the mass centre and a torque
+    about the mass centre, both in world components (Solfec's FORCE
+    callback). ``potential(t, x_com, R_world_body)``, if given, is added to
+    the reported energy. Systems with callbacks step in Python (slower).
+    """
+
+    body: str
+    fn: Callable
+    potential: Callable | None = None
+
+    def __post_init__(self):
+        if not callable(self.fn):
+            raise InputError(f"load.{self.body}.fn", "must be callable")
+        if self.potential is not None and not callable(self.potential):
+            raise InputError(f"load.{self.body}.potential", "must be callable or None")
+
+
+# --------------------------------------------------------------------------
+# constraints
+# --------------------------------------------------------------------------
+def _point_terms(x, R, i, p_body):
+    """World point of body ``i`` and its Jacobian w.r.t. (v_i, omega_body_i)."""
+    Rp = R[i] @ p_body
+    # d/dt (x + R p) = v + R (W x p) = v - R hat(p) W
+    return x[i] + Rp, np.eye(3), -R[i] @ so3.hat(p_body)
+
+
+class _TwoPoint:
+    """Shared geometry of a constraint between a body point and a point of
+    another body (``other``) or a fixed world point."""
+
+    n_eq: int
+
+    def _resolve(self, index: dict, bodies):
+        if self.body not in index:
+            raise InputError(f"constraint.{self.kind}.body", f"unknown body {self.body!r}; bodies are {sorted(index)}")
+        if self.other is not None and self.other not in index:
+            raise InputError(f"constraint.{self.kind}.other", f"unknown body {self.other!r}; bodies are {sorted(index)}")
+        if self.other == self.body:
+            raise InputError(f"constraint.{self.kind}.other", "must differ from body")
+        object.__setattr__(self, "_i", index[self.body])
+        object.__setattr__(self, "_j", index[self.other] if self.other is not None else -1)
+
+    def _gap(self, x, R):
+        pa, Ja_v, Ja_w = _point_terms(x, R, self._i, self.point_body)
+        if self._j >= 0:
+            pb, Jb_v, Jb_w = _point_terms(x, R, self._j, self.other_point)
+        else:
+            pb, Jb_v, Jb_w = self.other_point, None, None
+        return pa - pb, (Ja_v, Ja_w, Jb_v, Jb_w)
+
+    def _scatter(self, rows, blocks, n_bodies):
+        """Place (m x 3) blocks into an (m x 6N) Jacobian over (v_k, omega_body_k)."""
+        Ja_v, Ja_w, Jb_v, Jb_w = blocks
+        H = np.zeros((rows.shape[0], 6 * n_bodies))
+        i, j = self._i, self._j
+        H[:, 6 * i : 6 * i + 3] += rows @ Ja_v
+        H[:, 6 * i + 3 : 6 * i + 6] += rows @ Ja_w
+        if j >= 0:
+            H[:, 6 * j : 6 * j + 3] -= rows @ Jb_v
+            H[:, 6 * j + 3 : 6 * j + 6] -= rows @ Jb_w
+        return H
+
+
+@dataclass(frozen=True, eq=False)
+class SphericalJoint(_TwoPoint):
+    """A body point kept at a fixed world point or at a point of ``other``.
+
+    Residual (3 equations): ``(x_a + R_a p_a) - (x_b + R_b p_b)``, or minus the
+    world point ``other_point`` when ``other`` is None. With ``other_point``
+    omitted the joint holds the points where they are at t = 0.
+    """
+
+    body: str
+    point_body: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    other: str | None = None
+    other_point: np.ndarray | None = None
+    kind = "spherical"
+    n_eq = 3
+
+    def __post_init__(self):
+        object.__setattr__(self, "point_body", _finite_array(self.point_body, (3,), "constraint.spherical.point_body"))
+        if self.other_point is not None:
+            object.__setattr__(self, "other_point", _finite_array(self.other_point, (3,), "constraint.spherical.other_point"))
+
+    def residual(self, x, R) -> np.ndarray:
+        """Position-level residual, shape (3,)."""
+        return self._gap(x, R)[0]
+
+    def jacobian(self, x, R) -> np.ndarray:
+        """Jacobian of the residual rate w.r.t. (v_k, omega_body_k), shape (3, 6N)."""
+        _, blocks = self._gap(x, R)
+        return self._scatter(np.eye(3), blocks, x.shape[0])
+
+
+@dataclass(frozen=True, eq=False)
+class Rod(_TwoPoint):
+    """A massless rigid rod of fixed ``length`` between two points.
+
+    Residual (1 equation): ``|(x_a + R_a p_a) - (x_b + R_b p_b)| - length``.
+    ``length`` defaults to the distance at t = 0.
+    """
+
+    body: str
+    point_body: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    other: str | None = None
+    other_point: np.ndarray | None = None
+    length: float | None = None
+    kind = "rod"
+    n_eq = 1
+
+    def __post_init__(self):
+        object.__setattr__(self, "point_body", _finite_array(self.point_body, (3,), "constraint.rod.point_body"))
+        if self.other_point is not None:
+            object.__setattr__(self, "other_point", _finite_array(self.other_point, (3,), "constraint.rod.other_point"))
+        if self.length is not None:
+            object.__setattr__(self, "length", _positive(self.length, "constraint.rod.length"))
+
+    def residual(self, x, R) -> np.ndarray:
+        """Length error, shape (1,)."""
+        d = self._gap(x, R)[0]
+        return np.array([np.linalg.norm(d) - self.length])
+
+    def jacobian(self, x, R) -> np.ndarray:
+        """Jacobian of the length rate w.r.t. (v_k, omega_body_k), shape (1, 6N)."""
+        d, blocks = self._gap(x, R)
+        n = d / np.linalg.norm(d)
+        return self._scatter(n[None, :], blocks, x.shape[0])
+
+
+# --------------------------------------------------------------------------
+# the system
+# --------------------------------------------------------------------------
+class System:
+    """Bodies, loads, constraints and uniform gravity.
+
+    Parameters
+    ----------
+    bodies : sequence of RigidBody
+    loads : sequence of ConstantForce, ConstantTorque, PointForce or LoadCallback
+    constraints : sequence of SphericalJoint or Rod
+    gravity : array_like, (3,)
+        Uniform gravitational acceleration (world).
+
+    Notes
+    -----
+    Loads and constraints name their bodies; unknown names are an
+    :class:`~rbdyn.InputError`. ``System.packed`` holds the arrays the
+    kernels read: ``(mass, J, J_inv, pivoted, com_body, gravity, F_const,
+    T_const, pf_body, pf_point, pf_force)``.
+    """
+
+    def __init__(self, bodies, loads=(), constraints=(), gravity=(0.0, 0.0, 0.0)):
+        self.bodies = tuple(bodies)
+        if not self.bodies:
+            raise InputError("body", "a system needs at least one body")
+        for b in self.bodies:
+            if not isinstance(b, RigidBody):
+                raise InputError("body", f"must be RigidBody objects, got {type(b).__name__}")
+        names = [b.name for b in self.bodies]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise InputError("body.name", f"must be unique, repeated: {dup}")
+        self.index = {n: k for k, n in enumerate(names)}
+        self.gravity = _finite_array(gravity, (3,), "gravity")
+        self.loads = tuple(loads)
+        self.constraints = tuple(constraints)
+        for ld in self.loads:
+            if not isinstance(ld, (ConstantForce, ConstantTorque, PointForce, LoadCallback)):
+                raise InputError("load", f"unsupported load type {type(ld).__name__}")
+            if ld.body not in self.index:
+                raise InputError(f"load.{type(ld).__name__}.body", f"unknown body {ld.body!r}; bodies are {sorted(self.index)}")
+        R0 = np.array([b.R_world_body for b in self.bodies])
+        origins = np.array([b.pivot if b.pivoted else b.position for b in self.bodies])
+        for c in self.constraints:
+            if not isinstance(c, (SphericalJoint, Rod)):
+                raise InputError("constraint", f"unsupported constraint type {type(c).__name__}")
+            c._resolve(self.index, self.bodies)
+            if c.other_point is None:
+                # Hold the points where they are at t = 0.
+                pa = origins[c._i] + R0[c._i] @ c.point_body
+                other = pa if c.other is None else R0[c._j].T @ (pa - origins[c._j])
+                object.__setattr__(c, "other_point", other)
+            if isinstance(c, Rod) and c.length is None:
+                d = c._gap(origins, R0)[0]
+                if np.linalg.norm(d) <= 0.0:
+                    raise InputError("constraint.rod.length", "the rod's end points coincide at t = 0: give a length > 0")
+                object.__setattr__(c, "length", float(np.linalg.norm(d)))
+        self.callbacks = tuple(ld for ld in self.loads if isinstance(ld, LoadCallback))
+        self.packed = self._pack()
+
+    @property
+    def n_bodies(self) -> int:
+        return len(self.bodies)
+
+    @property
+    def body_names(self) -> list[str]:
+        return [b.name for b in self.bodies]
+
+    def _pack(self):
+        n = self.n_bodies
+        mass = np.array([b.mass for b in self.bodies])
+        J = np.array([b.inertia for b in self.bodies])
+        J_inv = np.array([np.linalg.inv(b.inertia) for b in self.bodies])
+        pivoted = np.array([1 if b.pivoted else 0 for b in self.bodies], dtype=np.int64)
+        com = np.array([b.com_body for b in self.bodies])
+        F = np.zeros((n, 3))
+        T = np.zeros((n, 3))
+        pf_body, pf_point, pf_force = [], [], []
+        for ld in self.loads:
+            k = self.index[ld.body]
+            if isinstance(ld, ConstantForce):
+                F[k] += ld.force
+            elif isinstance(ld, ConstantTorque):
+                T[k] += ld.torque
+            elif isinstance(ld, PointForce):
+                pf_body.append(k)
+                pf_point.append(ld.point_body)
+                pf_force.append(ld.force)
+        return (
+            mass,
+            J,
+            J_inv,
+            pivoted,
+            com,
+            self.gravity.copy(),
+            F,
+            T,
+            np.array(pf_body, dtype=np.int64),
+            np.array(pf_point, dtype=float).reshape(-1, 3),
+            np.array(pf_force, dtype=float).reshape(-1, 3),
+        )
+
+    def initial_state(self):
+        """Arrays ``(x, R, v, W)``: body-origin position and velocity (world),
+        ``R_world_body`` and ``omega_body``, each with a leading body axis."""
+        x = np.array([b.pivot if b.pivoted else b.position for b in self.bodies])
+        R = np.array([b.R_world_body for b in self.bodies])
+        v = np.array([np.zeros(3) if b.pivoted else b.velocity for b in self.bodies])
+        W = np.array([b.omega_body for b in self.bodies])
+        return x, R, v, W
+
+    def constraint_residuals(self, x, R) -> np.ndarray:
+        """All position-level residuals at body origins ``x`` and rotations ``R``."""
+        if not self.constraints:
+            return np.zeros(0)
+        return np.concatenate([c.residual(x, R) for c in self.constraints])
+
+    def constraint_jacobian(self, x, R) -> np.ndarray:
+        """Stacked constraint Jacobians w.r.t. (v_k, omega_body_k), shape (m, 6N)."""
+        if not self.constraints:
+            return np.zeros((0, 6 * self.n_bodies))
+        return np.vstack([c.jacobian(x, R) for c in self.constraints])

@@ -1,0 +1,336 @@
+"""Scenario files: a whole run (system, scheme, step, duration) in TOML.
+
+The format is documented, with a complete example, in the book's
+"Scenario files" page. Every key is checked: unknown keys, wrong types and
+invalid values raise :class:`~rbdyn.InputError` naming the file and the
+field (``"my.toml: body[0].inertia: must be positive definite ..."``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import tomllib
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from ._errors import InputError
+from ._model import (
+    ConstantForce,
+    ConstantTorque,
+    PointForce,
+    RigidBody,
+    Rod,
+    SphericalJoint,
+    System,
+    box_inertia,
+)
+from ._scheme import Scheme, get_scheme
+from ._simulate import Trajectory, _check_run_args, simulate
+
+__all__ = ["Scenario", "load_scenario", "builtin_scenarios", "builtin_scenario_text"]
+
+_TOP_KEYS = {"scenario", "run", "world", "settings", "body", "load", "constraint"}
+_SCENARIO_KEYS = {"name", "description", "reference"}
+_RUN_KEYS = {"scheme", "dt", "t_end", "every"}
+_WORLD_KEYS = {"gravity"}
+_BODY_KEYS = {
+    "name", "mass", "inertia", "box", "position", "velocity", "quat_wxyz",
+    "R_world_body", "rotvec", "omega_body", "pivot", "com_body",
+}
+_LOAD_KEYS = {
+    "force": {"type", "body", "force"},
+    "torque": {"type", "body", "torque"},
+    "point_force": {"type", "body", "point_body", "force"},
+}
+_CONSTRAINT_KEYS = {
+    "spherical": {"type", "body", "point_body", "other", "other_point"},
+    "rod": {"type", "body", "point_body", "other", "other_point", "length"},
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Scenario:
+    """A loaded scenario: the system and the run settings.
+
+    Attributes
+    ----------
+    name, description, reference : str
+    system : System
+    scheme : Scheme
+    dt, t_end : float
+    every : int
+    source : str
+        The file it came from (or ``builtin:NAME``).
+    settings : dict
+        Per-scheme settings from the file's ``[settings.NAME]`` tables.
+    """
+
+    name: str
+    description: str
+    reference: str
+    system: System
+    scheme: Scheme
+    dt: float
+    t_end: float
+    every: int
+    source: str
+    settings: dict
+
+    def run(self, scheme: str | Scheme | None = None, dt=None, t_end=None, every=None, **kw) -> Trajectory:
+        """Simulate with the file's settings, any of them overridden."""
+        sch = self.scheme if scheme is None else self.scheme_named(scheme)
+        return simulate(
+            self.system,
+            sch,
+            self.dt if dt is None else dt,
+            self.t_end if t_end is None else t_end,
+            self.every if every is None else every,
+            **kw,
+        )
+
+    def scheme_named(self, scheme, **overrides) -> Scheme:
+        """The scheme ``scheme`` with this file's settings for it, then ``overrides``."""
+        if isinstance(scheme, Scheme):
+            return scheme
+        settings = dict(self.settings.get(scheme, {}))
+        settings.update(overrides)
+        try:
+            return get_scheme(scheme, **settings)
+        except InputError as err:
+            raise err.with_source(self.source) from None
+
+
+def _scenario_dir():
+    return resources.files("rbdyn") / "scenarios"
+
+
+def builtin_scenarios() -> dict[str, str]:
+    """Names and one-line descriptions of the scenarios shipped with rbdyn."""
+    out = {}
+    for entry in sorted(_scenario_dir().iterdir(), key=lambda p: p.name):
+        if entry.name.endswith(".toml"):
+            data = tomllib.loads(entry.read_text(encoding="utf-8"))
+            out[entry.name[:-5]] = data.get("scenario", {}).get("description", "")
+    return out
+
+
+def builtin_scenario_text(name: str) -> str:
+    """The TOML text of a built-in scenario (to copy and edit)."""
+    path = _scenario_dir() / f"{name}.toml"
+    if not path.is_file():
+        raise InputError("scenario", f"no built-in scenario {name!r}; built-in: {', '.join(builtin_scenarios())}")
+    return path.read_text(encoding="utf-8")
+
+
+def load_scenario(scenario: str | Path) -> Scenario:
+    """Load a scenario by built-in name or from a TOML file path.
+
+    Raises
+    ------
+    InputError
+        If the file cannot be read or parsed, or any field is invalid; the
+        message names the file and the field.
+    """
+    text = None
+    name = str(scenario)
+    path = Path(name)
+    if name in builtin_scenarios() and not path.exists():
+        text, source = builtin_scenario_text(name), f"builtin:{name}"
+    else:
+        source = name
+        if not path.exists():
+            raise InputError(
+                "scenario",
+                f"no such file, and not a built-in scenario; built-in: {', '.join(builtin_scenarios())}",
+                name,
+            )
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError("file", f"cannot be read: {exc}", source) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError("toml", f"malformed TOML: {exc}", source) from None
+    try:
+        return _build(data, source)
+    except InputError as err:
+        raise err.with_source(source) from None
+
+
+# ----------------------------------------------------------------------------
+def _table(data, key, allowed, fld, required=False):
+    value = data.get(key)
+    if value is None:
+        if required:
+            raise InputError(fld, "is required")
+        return {}
+    if not isinstance(value, dict):
+        raise InputError(fld, f"must be a table, got {type(value).__name__}")
+    _known(value, allowed, fld)
+    return value
+
+
+def _known(table, allowed, fld):
+    unknown = sorted(set(table) - set(allowed))
+    if unknown:
+        raise InputError(f"{fld}.{unknown[0]}" if fld else unknown[0], f"unknown key; allowed: {', '.join(sorted(allowed))}")
+
+
+def _number(value, fld):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(fld, f"must be a number, got {value!r}")
+    if not math.isfinite(value):
+        raise InputError(fld, "must be a finite number")
+    return float(value)
+
+
+def _numbers(value, shape, fld):
+    """A (nested) list of finite numbers of the given shape."""
+    def walk(v, depth):
+        if depth == len(shape):
+            return _number(v, fld)
+        if not isinstance(v, list) or len(v) != shape[depth]:
+            raise InputError(fld, f"must be an array of numbers of shape {shape}, got {v!r}")
+        return [walk(e, depth + 1) for e in v]
+
+    return np.array(walk(value, 0), dtype=float)
+
+
+def _string(value, fld):
+    if not isinstance(value, str) or not value:
+        raise InputError(fld, f"must be a non-empty string, got {value!r}")
+    return value
+
+
+def _array_of_tables(data, key):
+    value = data.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(e, dict) for e in value):
+        raise InputError(key, f"must be an array of tables ([[{key}]])")
+    return value
+
+
+def _body(entry, k):
+    fld = f"body[{k}]"
+    _known(entry, _BODY_KEYS, fld)
+    for req in ("name", "mass"):
+        if req not in entry:
+            raise InputError(f"{fld}.{req}", "is required")
+    name = _string(entry["name"], f"{fld}.name")
+    fld = f"body.{name}"
+    mass = _number(entry["mass"], f"{fld}.mass")
+    if ("inertia" in entry) == ("box" in entry):
+        raise InputError(f"{fld}.inertia", "give exactly one of 'inertia' (3 principal moments or a 3x3 matrix) or 'box' (edge lengths of a uniform box)")
+    if "box" in entry:
+        size = _numbers(entry["box"], (3,), f"{fld}.box")
+        if np.any(size <= 0):
+            raise InputError(f"{fld}.box", f"edge lengths must be > 0, got {size.tolist()}")
+        if mass <= 0:
+            raise InputError(f"{fld}.mass", f"must be > 0, got {mass!r}")
+        inertia = box_inertia(mass, size)
+    else:
+        raw = entry["inertia"]
+        shape = (3, 3) if isinstance(raw, list) and raw and isinstance(raw[0], list) else (3,)
+        inertia = _numbers(raw, shape, f"{fld}.inertia")
+    kw = {}
+    for key, shape in (
+        ("position", (3,)), ("velocity", (3,)), ("quat_wxyz", (4,)), ("R_world_body", (3, 3)),
+        ("rotvec", (3,)), ("omega_body", (3,)), ("pivot", (3,)), ("com_body", (3,)),
+    ):
+        if key in entry:
+            kw[key] = _numbers(entry[key], shape, f"{fld}.{key}")
+    if "pivot" in kw:
+        for key in ("position", "velocity"):
+            if key in kw:
+                raise InputError(f"{fld}.{key}", "is not allowed with a pivot (the mass centre follows from pivot, com_body and the rotation)")
+    return RigidBody(name, mass, inertia, **kw)
+
+
+def _load(entry, k):
+    fld = f"load[{k}]"
+    kind = entry.get("type")
+    if kind not in _LOAD_KEYS:
+        raise InputError(f"{fld}.type", f"must be one of {', '.join(_LOAD_KEYS)}, got {kind!r}")
+    _known(entry, _LOAD_KEYS[kind], fld)
+    for req in _LOAD_KEYS[kind] - {"type"}:
+        if req not in entry:
+            raise InputError(f"{fld}.{req}", "is required")
+    body = _string(entry["body"], f"{fld}.body")
+    if kind == "force":
+        return ConstantForce(body, _numbers(entry["force"], (3,), f"{fld}.force"))
+    if kind == "torque":
+        return ConstantTorque(body, _numbers(entry["torque"], (3,), f"{fld}.torque"))
+    return PointForce(body, _numbers(entry["point_body"], (3,), f"{fld}.point_body"), _numbers(entry["force"], (3,), f"{fld}.force"))
+
+
+def _constraint(entry, k):
+    fld = f"constraint[{k}]"
+    kind = entry.get("type")
+    if kind not in _CONSTRAINT_KEYS:
+        raise InputError(f"{fld}.type", f"must be one of {', '.join(_CONSTRAINT_KEYS)}, got {kind!r}")
+    _known(entry, _CONSTRAINT_KEYS[kind], fld)
+    if "body" not in entry:
+        raise InputError(f"{fld}.body", "is required")
+    kw = {"body": _string(entry["body"], f"{fld}.body")}
+    if "other" in entry:
+        kw["other"] = _string(entry["other"], f"{fld}.other")
+    for key in ("point_body", "other_point"):
+        if key in entry:
+            kw[key] = _numbers(entry[key], (3,), f"{fld}.{key}")
+    if kind == "rod":
+        if "length" in entry:
+            kw["length"] = _number(entry["length"], f"{fld}.length")
+        return Rod(**kw)
+    return SphericalJoint(**kw)
+
+
+def _build(data, source) -> Scenario:
+    _known(data, _TOP_KEYS, "")
+    meta = _table(data, "scenario", _SCENARIO_KEYS, "scenario")
+    run = _table(data, "run", _RUN_KEYS, "run", required=True)
+    world = _table(data, "world", _WORLD_KEYS, "world")
+    for req in ("scheme", "dt", "t_end"):
+        if req not in run:
+            raise InputError(f"run.{req}", "is required")
+    dt = _number(run["dt"], "run.dt")
+    t_end = _number(run["t_end"], "run.t_end")
+    every = run.get("every", 1)
+    if isinstance(every, bool) or not isinstance(every, int):
+        raise InputError("run.every", f"must be an integer >= 1, got {every!r}")
+    try:
+        _check_run_args(dt, t_end, every)
+    except InputError as err:
+        raise InputError(f"run.{err.field}", err.message) from None
+    settings = data.get("settings", {})
+    if not isinstance(settings, dict) or not all(isinstance(v, dict) for v in settings.values()):
+        raise InputError("settings", "must hold one table per scheme, e.g. [settings.rig_imp]")
+    bodies = [_body(e, k) for k, e in enumerate(_array_of_tables(data, "body"))]
+    loads = [_load(e, k) for k, e in enumerate(_array_of_tables(data, "load"))]
+    constraints = [_constraint(e, k) for k, e in enumerate(_array_of_tables(data, "constraint"))]
+    gravity = _numbers(world["gravity"], (3,), "world.gravity") if "gravity" in world else np.zeros(3)
+    system = System(bodies, loads, constraints, gravity)
+    scheme_name = _string(run["scheme"], "run.scheme")
+    for name, table in settings.items():
+        try:
+            get_scheme(name, **table)
+        except InputError as err:
+            raise InputError(f"settings.{name}" if err.field == "scheme" else err.field, err.message) from None
+    try:
+        scheme = get_scheme(scheme_name, **settings.get(scheme_name, {}))
+    except InputError as err:
+        raise InputError("run.scheme" if err.field == "scheme" else err.field, err.message) from None
+    return Scenario(
+        name=str(meta.get("name", Path(source).stem)),
+        description=str(meta.get("description", "")),
+        reference=str(meta.get("reference", "")),
+        system=system,
+        scheme=scheme,
+        dt=dt,
+        t_end=t_end,
+        every=every,
+        source=source,
+        settings=settings,
+    )

@@ -1,0 +1,138 @@
+"""The ``rbdyn`` command line.
+
+``rbdyn list`` prints the built-in scenarios and the schemes;
+``rbdyn show NAME`` prints a built-in scenario file (to copy and edit);
+``rbdyn run SCENARIO [options]`` runs a scenario and writes CSV.
+
+Exit status: 0 on success, 2 for invalid input (one line on stderr naming
+the file or argument, the field and what is allowed), 1 for a numerical
+failure (naming the time and the step; the rows computed before it are
+still written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+
+from ._errors import InputError, NumericalError
+from ._scenario import builtin_scenario_text, builtin_scenarios, load_scenario
+from ._scheme import schemes
+
+__all__ = ["main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors and exit status 2."""
+
+    def error(self, message):
+        raise InputError("", message, "arguments")
+
+
+def _scheme_settings():
+    """Every scheme setting as (option, field, type, {scheme names})."""
+    found = {}
+    for name, cls in schemes().items():
+        for f in dataclasses.fields(cls):
+            opt = "--" + f.name.replace("_", "-")
+            typ = int if f.type in (int, "int") else float
+            found.setdefault(f.name, [opt, typ, set()])[2].add(name)
+    return found
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="rbdyn", description="Rigid-body time integration: run benchmark or user scenarios.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub.add_parser("list", help="list the built-in scenarios and the schemes")
+    show = sub.add_parser("show", help="print a built-in scenario file")
+    show.add_argument("name", help="built-in scenario name")
+    run = sub.add_parser("run", help="run a scenario and write CSV")
+    run.add_argument("scenario", help="built-in scenario name or path to a TOML file")
+    run.add_argument("--scheme", help="scheme name (see `rbdyn list`)")
+    run.add_argument("--dt", type=float, help="step size h > 0")
+    run.add_argument("--t-end", type=float, help="duration >= 0")
+    run.add_argument("--every", type=int, help="output every N steps (N >= 1)")
+    run.add_argument("--out", help="CSV file (default: stdout)")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar on a terminal")
+    for fld, (opt, typ, names) in sorted(_scheme_settings().items()):
+        run.add_argument(opt, dest=f"setting_{fld}", type=typ, help=f"setting of {', '.join(sorted(names))}")
+    return p
+
+
+def _list(out):
+    scen = builtin_scenarios()
+    sch = schemes()
+    width = max(map(len, list(scen) + list(sch)))
+    out.write("Scenarios:\n")
+    for name, desc in scen.items():
+        out.write(f"  {name:<{width}}  {desc}\n")
+    out.write("Schemes:\n")
+    for name, cls in sch.items():
+        out.write(f"  {name:<{width}}  {cls.description}\n")
+
+
+def _run(args):
+    scenario = load_scenario(args.scenario)
+    settings = {k[len("setting_"):]: v for k, v in vars(args).items() if k.startswith("setting_") and v is not None}
+    name = args.scheme or scenario.scheme.name
+    try:
+        scheme = scenario.scheme_named(name, **settings)
+    except InputError as err:
+        if err.field == "scheme":
+            raise InputError("--scheme", err.message, "arguments") from None
+        opt = "--" + err.field.rsplit(".", 1)[-1].replace("_", "-") if "." in err.field else err.field
+        raise InputError(opt, err.message, "arguments") from None
+    for opt, value in (("--dt", args.dt), ("--t-end", args.t_end)):
+        if value is not None and not (value == value and abs(value) != float("inf")):
+            raise InputError(opt, f"must be a finite number, got {value!r}", "arguments")
+    if args.dt is not None and args.dt <= 0:
+        raise InputError("--dt", f"must be > 0, got {args.dt!r}", "arguments")
+    if args.t_end is not None and args.t_end < 0:
+        raise InputError("--t-end", f"must be >= 0, got {args.t_end!r}", "arguments")
+    if args.every is not None and args.every < 1:
+        raise InputError("--every", f"must be an integer >= 1, got {args.every!r}", "arguments")
+    out = sys.stdout
+    if args.out:
+        try:
+            out = open(args.out, "w", encoding="utf-8")
+        except OSError as exc:
+            raise InputError("--out", f"cannot write {args.out!r}: {exc.strerror}", "arguments") from None
+    try:
+        try:
+            traj = scenario.run(
+                scheme, args.dt, args.t_end, args.every,
+                progress=False if args.no_progress else None,
+            )
+        except NumericalError as err:
+            err.trajectory.to_csv(out)
+            raise
+        traj.to_csv(out)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+
+
+def main(argv=None) -> int:
+    """Run the command line; return the exit status."""
+    try:
+        args = _parser().parse_args(argv)
+        if args.command == "list":
+            _list(sys.stdout)
+        elif args.command == "show":
+            sys.stdout.write(builtin_scenario_text(args.name))
+        else:
+            _run(args)
+    except InputError as err:
+        print(f"rbdyn: error: {err}", file=sys.stderr)
+        return 2
+    except NumericalError as err:
+        print(f"rbdyn: error: {err}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # e.g. `rbdyn run ... | head`
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
