@@ -14,6 +14,7 @@ time-stepping schemes; ``rbdyn.load_scenario`` reads a scenario file.
 
 from . import so3
 from ._baselines import RK4, SymplecticEuler
+from ._rig import RigImp, RigNeg, RigPos
 from ._errors import InputError, NumericalError
 from ._model import (
     ConstantForce,
@@ -50,6 +51,9 @@ __all__ = [
     "get_scheme",
     "SymplecticEuler",
     "RK4",
+    "RigPos",
+    "RigNeg",
+    "RigImp",
     "Scenario",
     "load_scenario",
     "builtin_scenarios",

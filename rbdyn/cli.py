@@ -76,12 +76,17 @@ def _run(args):
     scenario = load_scenario(args.scenario)
     settings = {k[len("setting_"):]: v for k, v in vars(args).items() if k.startswith("setting_") and v is not None}
     name = args.scheme or scenario.scheme.name
+    if name not in schemes():
+        raise InputError("--scheme", f"unknown scheme {name!r}; allowed: {', '.join(schemes())}", "arguments")
+    own = {f.name for f in dataclasses.fields(schemes()[name])}
+    for fld in settings:
+        if fld not in own:
+            allowed = ", ".join("--" + f.replace("_", "-") for f in sorted(own)) or "none"
+            raise InputError("--" + fld.replace("_", "-"), f"is not a setting of {name} (its settings: {allowed})", "arguments")
     try:
         scheme = scenario.scheme_named(name, **settings)
     except InputError as err:
-        if err.field == "scheme":
-            raise InputError("--scheme", err.message, "arguments") from None
-        opt = "--" + err.field.rsplit(".", 1)[-1].replace("_", "-") if "." in err.field else err.field
+        opt = "--" + err.field.rsplit(".", 1)[-1].replace("_", "-")
         raise InputError(opt, err.message, "arguments") from None
     for opt, value in (("--dt", args.dt), ("--t-end", args.t_end)):
         if value is not None and not (value == value and abs(value) != float("inf")):
