@@ -138,9 +138,9 @@ class RigPos(Scheme):
 
     References
     ----------
-    .. [1] T. Koziara, N. Bićanić, "Simple and efficient integration of rigid
-       rotations suitable for constraint solvers", IJNME 81(9):1073–1092,
-       2010 (scheme NEW1).
+    * T. Koziara, N. Bićanić, "Simple and efficient integration of rigid
+      rotations suitable for constraint solvers", IJNME 81(9):1073–1092,
+      2010 (scheme NEW1).
     """
 
     name = "rig_pos"
@@ -166,9 +166,9 @@ class RigNeg(Scheme):
 
     References
     ----------
-    .. [1] T. Koziara, N. Bićanić, "Simple and efficient integration of rigid
-       rotations suitable for constraint solvers", IJNME 81(9):1073–1092,
-       2010 (scheme NEW2).
+    * T. Koziara, N. Bićanić, "Simple and efficient integration of rigid
+      rotations suitable for constraint solvers", IJNME 81(9):1073–1092,
+      2010 (scheme NEW2).
     """
 
     name = "rig_neg"
@@ -205,9 +205,9 @@ class RigImp(Scheme):
 
     References
     ----------
-    .. [1] T. Koziara, N. Bićanić, "Simple and efficient integration of rigid
-       rotations suitable for constraint solvers", IJNME 81(9):1073–1092,
-       2010 (scheme NEW3).
+    * T. Koziara, N. Bićanić, "Simple and efficient integration of rigid
+      rotations suitable for constraint solvers", IJNME 81(9):1073–1092,
+      2010 (scheme NEW3).
     """
 
     newton_tol: float = 1e-12

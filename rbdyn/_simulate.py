@@ -34,15 +34,14 @@ class Trajectory:
         Body-to-world rotation matrices.
     omega_body : ndarray, (n, N, 3)
         Angular velocity in the body frame.
-    kinetic_energy, potential_energy, energy : ndarray, (n,)
+    kinetic_energy, potential_energy : ndarray, (n,)
         Mechanical energy (potential of gravity, constant forces and the
-        callbacks that declare one).
+        callbacks that declare one); their sum is :attr:`energy`.
     linear_momentum, angular_momentum : ndarray, (n, 3)
         Total linear momentum and angular momentum about the world origin.
     constraint_residuals : ndarray, (n, m)
-        Every position-level constraint residual (metres).
-    constraint : ndarray, (n,)
-        Largest absolute constraint residual (0 without constraints).
+        Every position-level constraint residual (metres); their largest
+        absolute value per row is :attr:`constraint`.
     iterations : ndarray, (n_steps,)
         Solver iterations of each step (0 for explicit schemes).
     scheme : Scheme

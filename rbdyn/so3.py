@@ -23,12 +23,12 @@ below a small angle so that nothing divides by zero near the identity.
 
 References
 ----------
-.. [1] J. Solà, J. Deray, D. Atchuthan, "A micro Lie theory for state
-   estimation in robotics", arXiv:1812.01537, 2018.
-.. [2] M. Géradin, A. Cardona, *Flexible Multibody Dynamics: A Finite Element
-   Approach*, Wiley, 2001 (the tangent operator).
-.. [3] S. W. Shepperd, "Quaternion from rotation matrix", Journal of Guidance
-   and Control 1(3):223-224, 1978.
+* J. Solà, J. Deray, D. Atchuthan, "A micro Lie theory for state
+  estimation in robotics", arXiv:1812.01537, 2018.
+* M. Géradin, A. Cardona, *Flexible Multibody Dynamics: A Finite Element
+  Approach*, Wiley, 2001 (the tangent operator).
+* S. W. Shepperd, "Quaternion from rotation matrix", Journal of Guidance
+  and Control 1(3):223-224, 1978.
 """
 
 from __future__ import annotations

@@ -1,0 +1,122 @@
+"""pytest configuration shared by the unit tests and the notebook pages of the book.
+
+With ``--nbval`` (or ``--nbval-lax``), MyST Markdown notebooks -- ``.md`` files whose YAML front
+matter has ``jupytext`` and ``kernelspec`` -- are collected like ``.ipynb`` notebooks: every code
+cell is a test item, executed in a kernel of the current environment (``--nbval-current-env`` is
+the default here; ``--nbval-kernel-name`` still overrides it). The pages carry no stored outputs,
+so nothing is compared: a page fails through an exception, i.e. its acceptance ``assert`` cells.
+
+Guards:
+* nothing under ``_build/`` (executed copies of the pages) is ever collected, and naming such a
+  path on the command line is a usage error;
+* if the ``book`` directory was part of the collection and not a single notebook cell was
+  collected, the run fails instead of passing vacuously.
+"""
+
+from pathlib import Path
+
+import pytest
+
+try:
+    import jupytext
+    import yaml
+    from nbval import plugin as nbval_plugin
+except ImportError:  # without nbval there is no --nbval, hence nothing to collect
+    jupytext = nbval_plugin = None
+
+ROOT = Path(__file__).resolve().parent
+BOOK = ROOT / "book"
+BUILD = ROOT / "_build"
+
+
+def _nbval_active(config):
+    return bool(getattr(config.option, "nbval", False) or getattr(config.option, "nbval_lax", False))
+
+
+def _is_myst_notebook(path):
+    """True for a .md file whose YAML front matter declares jupytext and a kernelspec."""
+    text = path.read_text(encoding="utf-8")
+    if not text.startswith("---"):
+        return False
+    end = text.find("\n---", 3)
+    if end < 0:
+        return False
+    try:
+        meta = yaml.safe_load(text[3:end])
+    except yaml.YAMLError:
+        return False
+    return isinstance(meta, dict) and "jupytext" in meta and "kernelspec" in meta
+
+
+def pytest_configure(config):
+    # Explicit paths bypass norecursedirs and pytest_ignore_collect, so refuse them up front.
+    for arg in config.args:
+        path = (config.invocation_params.dir / arg.split("::")[0]).resolve()
+        if path == BUILD or BUILD in path.parents:
+            raise pytest.UsageError(
+                f"{arg}: _build/ holds generated copies of the pages and is never tested; "
+                "test the sources under book/ instead"
+            )
+    config._rbdyn_book_visited = False
+    if _nbval_active(config) and not config.option.nbval_kernel_name:
+        config.option.nbval_current_env = True
+
+
+def pytest_ignore_collect(collection_path, config):
+    if collection_path == BUILD or BUILD in collection_path.parents:
+        return True
+    return None
+
+
+def pytest_collect_file(file_path, parent):
+    config = parent.config
+    if BOOK in file_path.parents:
+        config._rbdyn_book_visited = True
+    if _nbval_active(config) and file_path.suffix == ".md" and _is_myst_notebook(file_path):
+        return MystNotebookFile.from_parent(parent, path=file_path)
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)  # before -k/-m deselection: count what was collected
+def pytest_collection_modifyitems(session, config, items):
+    if not (_nbval_active(config) and config._rbdyn_book_visited):
+        return
+    if not any(isinstance(item.parent, nbval_plugin.IPyNbFile) for item in items):
+        pytest.exit(
+            "--nbval was given and book/ was collected, but no notebook cell was collected: "
+            "no page under book/ is a MyST notebook (front matter with jupytext and kernelspec), "
+            "or none of them has a code cell.",
+            returncode=pytest.ExitCode.TESTS_FAILED,
+        )
+
+
+if nbval_plugin is not None:
+
+    class MystNotebookFile(nbval_plugin.IPyNbFile):
+        """nbval's notebook collector, reading the notebook through jupytext.
+
+        ``IPyNbFile.collect`` loads the file with ``nbformat.read``, looked up in
+        ``nbval.plugin``'s namespace; while ``collect`` runs, that name is bound to a proxy whose
+        ``read`` returns the notebook jupytext read. Everything else is nbval's own.
+        """
+
+        def collect(self):
+            real = nbval_plugin.nbformat
+            nbval_plugin.nbformat = _NotebookReader(real, jupytext.read(self.path))
+            try:
+                yield from super().collect()
+            finally:
+                nbval_plugin.nbformat = real
+
+
+class _NotebookReader:
+    """Stand-in for the ``nbformat`` module whose ``read`` returns an already loaded notebook."""
+
+    def __init__(self, module, nb):
+        self._module, self._nb = module, nb
+
+    def read(self, *args, **kwargs):
+        return self._nb
+
+    def __getattr__(self, name):
+        return getattr(self._module, name)
