@@ -279,13 +279,13 @@ class _TwoPoint:
 
     n_eq: int
 
-    def _resolve(self, index: dict, bodies):
+    def _resolve(self, index: dict, where: str):
         if self.body not in index:
-            raise InputError(f"constraint.{self.kind}.body", f"unknown body {self.body!r}; bodies are {sorted(index)}")
+            raise InputError(f"{where}.body", f"unknown body {self.body!r}; bodies are {sorted(index)}")
         if self.other is not None and self.other not in index:
-            raise InputError(f"constraint.{self.kind}.other", f"unknown body {self.other!r}; bodies are {sorted(index)}")
+            raise InputError(f"{where}.other", f"unknown body {self.other!r}; bodies are {sorted(index)}")
         if self.other == self.body:
-            raise InputError(f"constraint.{self.kind}.other", "must differ from body")
+            raise InputError(f"{where}.other", "must differ from body")
         object.__setattr__(self, "_i", index[self.body])
         object.__setattr__(self, "_j", index[self.other] if self.other is not None else -1)
 
@@ -413,17 +413,17 @@ class System:
         self.gravity = _finite_array(gravity, (3,), "gravity")
         self.loads = tuple(loads)
         self.constraints = tuple(constraints)
-        for ld in self.loads:
+        for k, ld in enumerate(self.loads):
             if not isinstance(ld, (ConstantForce, ConstantTorque, PointForce, LoadCallback)):
-                raise InputError("load", f"unsupported load type {type(ld).__name__}")
+                raise InputError(f"load[{k}]", f"unsupported load type {type(ld).__name__}")
             if ld.body not in self.index:
-                raise InputError(f"load.{type(ld).__name__}.body", f"unknown body {ld.body!r}; bodies are {sorted(self.index)}")
+                raise InputError(f"load[{k}].body", f"unknown body {ld.body!r}; bodies are {sorted(self.index)}")
         R0 = np.array([b.R_world_body for b in self.bodies])
         origins = np.array([b.pivot if b.pivoted else b.position for b in self.bodies])
-        for c in self.constraints:
+        for k, c in enumerate(self.constraints):
             if not isinstance(c, (SphericalJoint, Rod)):
-                raise InputError("constraint", f"unsupported constraint type {type(c).__name__}")
-            c._resolve(self.index, self.bodies)
+                raise InputError(f"constraint[{k}]", f"unsupported constraint type {type(c).__name__}")
+            c._resolve(self.index, f"constraint[{k}]")
             if c.other_point is None:
                 # Hold the points where they are at t = 0.
                 pa = origins[c._i] + R0[c._i] @ c.point_body
@@ -432,7 +432,7 @@ class System:
             if isinstance(c, Rod) and c.length is None:
                 d = c._gap(origins, R0)[0]
                 if np.linalg.norm(d) <= 0.0:
-                    raise InputError("constraint.rod.length", "the rod's end points coincide at t = 0: give a length > 0")
+                    raise InputError(f"constraint[{k}].length", "the rod's end points coincide at t = 0: give a length > 0")
                 object.__setattr__(c, "length", float(np.linalg.norm(d)))
         self.callbacks = tuple(ld for ld in self.loads if isinstance(ld, LoadCallback))
         self.packed = self._pack()

@@ -27,7 +27,7 @@ from ._model import (
     System,
     box_inertia,
 )
-from ._scheme import Scheme, get_scheme
+from ._scheme import Scheme, get_scheme, schemes
 from ._simulate import Trajectory, _check_run_args, simulate
 
 __all__ = ["Scenario", "load_scenario", "builtin_scenarios", "builtin_scenario_text"]
@@ -93,14 +93,13 @@ class Scenario:
 
     def scheme_named(self, scheme, **overrides) -> Scheme:
         """The scheme ``scheme`` with this file's settings for it, then ``overrides``."""
-        if isinstance(scheme, Scheme):
-            return scheme
-        settings = dict(self.settings.get(scheme, {}))
-        settings.update(overrides)
-        try:
-            return get_scheme(scheme, **settings)
-        except InputError as err:
-            raise err.with_source(self.source) from None
+        if not isinstance(scheme, Scheme):
+            settings = dict(self.settings.get(scheme, {}))
+            settings.update(overrides)
+            scheme = get_scheme(scheme, **settings)
+        if self.system.constraints and not scheme.supports_constraints:
+            raise InputError("scheme", f"{scheme.name} does not handle constraints; use one of: {_constraint_schemes()}")
+        return scheme
 
 
 def _scenario_dir():
@@ -231,6 +230,11 @@ def _body(entry, k):
         if mass <= 0:
             raise InputError(f"{fld}.mass", f"must be > 0, got {mass!r}")
         inertia = box_inertia(mass, size)
+        if "pivot" in entry and "com_body" in entry:
+            # 'box' gives the inertia about the box's centre; a pivoted body
+            # needs it about the pivot (parallel-axis theorem).
+            c = _numbers(entry["com_body"], (3,), f"{fld}.com_body")
+            inertia = inertia + mass * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
     else:
         raw = entry["inertia"]
         shape = (3, 3) if isinstance(raw, list) and raw and isinstance(raw[0], list) else (3,)
@@ -287,6 +291,10 @@ def _constraint(entry, k):
     return SphericalJoint(**kw)
 
 
+def _constraint_schemes() -> str:
+    return ", ".join(n for n, c in schemes().items() if c.supports_constraints) or "none yet"
+
+
 def _build(data, source) -> Scenario:
     _known(data, _TOP_KEYS, "")
     meta = _table(data, "scenario", _SCENARIO_KEYS, "scenario")
@@ -317,11 +325,15 @@ def _build(data, source) -> Scenario:
         try:
             get_scheme(name, **table)
         except InputError as err:
-            raise InputError(f"settings.{name}" if err.field == "scheme" else err.field, err.message) from None
+            # scheme errors say "scheme.NAME.field"; the file's key is "settings.NAME.field"
+            fld = f"settings.{name}" if err.field == "scheme" else "settings." + err.field.partition(".")[2]
+            raise InputError(fld, err.message) from None
     try:
         scheme = get_scheme(scheme_name, **settings.get(scheme_name, {}))
     except InputError as err:
-        raise InputError("run.scheme" if err.field == "scheme" else err.field, err.message) from None
+        raise InputError("run.scheme", err.message) from None
+    if system.constraints and not scheme.supports_constraints:
+        raise InputError("run.scheme", f"{scheme_name} does not handle constraints; use one of: {_constraint_schemes()}")
     return Scenario(
         name=str(meta.get("name", Path(source).stem)),
         description=str(meta.get("description", "")),

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
+from pathlib import Path
 
 from ._errors import InputError, NumericalError
 from ._scenario import builtin_scenario_text, builtin_scenarios, load_scenario
@@ -86,7 +88,7 @@ def _run(args):
     try:
         scheme = scenario.scheme_named(name, **settings)
     except InputError as err:
-        opt = "--" + err.field.rsplit(".", 1)[-1].replace("_", "-")
+        opt = "--scheme" if err.field == "scheme" else "--" + err.field.rsplit(".", 1)[-1].replace("_", "-")
         raise InputError(opt, err.message, "arguments") from None
     for opt, value in (("--dt", args.dt), ("--t-end", args.t_end)):
         if value is not None and not (value == value and abs(value) != float("inf")):
@@ -97,25 +99,25 @@ def _run(args):
         raise InputError("--t-end", f"must be >= 0, got {args.t_end!r}", "arguments")
     if args.every is not None and args.every < 1:
         raise InputError("--every", f"must be an integer >= 1, got {args.every!r}", "arguments")
-    out = sys.stdout
+    if args.out:  # fail before a long run, not after it
+        target = Path(args.out)
+        if target.is_dir() or not target.resolve().parent.is_dir() or not os.access(target.resolve().parent, os.W_OK):
+            raise InputError("--out", f"cannot write {args.out!r}: not a file in an existing, writable directory", "arguments")
+    failure = None
+    try:
+        traj = scenario.run(scheme, args.dt, args.t_end, args.every, progress=False if args.no_progress else None)
+    except NumericalError as err:  # still write the rows computed before it
+        failure, traj = err, err.trajectory
     if args.out:
         try:
-            out = open(args.out, "w", encoding="utf-8")
+            with open(args.out, "w", encoding="utf-8") as out:
+                traj.to_csv(out)
         except OSError as exc:
             raise InputError("--out", f"cannot write {args.out!r}: {exc.strerror}", "arguments") from None
-    try:
-        try:
-            traj = scenario.run(
-                scheme, args.dt, args.t_end, args.every,
-                progress=False if args.no_progress else None,
-            )
-        except NumericalError as err:
-            err.trajectory.to_csv(out)
-            raise
-        traj.to_csv(out)
-    finally:
-        if out is not sys.stdout:
-            out.close()
+    else:
+        traj.to_csv(sys.stdout)
+    if failure is not None:
+        raise failure
 
 
 def main(argv=None) -> int:
