@@ -13,40 +13,122 @@ import numpy as np
 
 from . import so3
 from ._jit import njit
-from ._loads import _eval_loads, all_finite, cross
+from ._loads import _eval_loads, all_finite, cross_into, matvec_into, rmatvec_into
 from ._scheme import STATUS_NONFINITE, STATUS_OK, Scheme
 
 __all__ = ["SymplecticEuler", "RK4"]
 
 
+# The kernels below allocate nothing per step: scratch arrays are made once
+# per advance call and the 3x3 algebra is written out (helpers in _loads).
+# The orientation is carried as a unit quaternion inside an advance call and
+# written back to R after every step (the loads and the caller read R).
+# Per-body work lives in compiled helpers that do not call _eval_loads, so
+# that for systems with Python callbacks (where the kernel runs as Python,
+# see rbdyn._jit.python_variant) only the loads leave compiled code.
+
+
+@njit
+def _unit_quat_to_matrix_into(w, x, y, z, R):
+    """Write the rotation matrix of the unit quaternion ``(w, x, y, z)`` into ``R``."""
+    R[0, 0] = 1.0 - 2.0 * (y * y + z * z)
+    R[0, 1] = 2.0 * (x * y - w * z)
+    R[0, 2] = 2.0 * (x * z + w * y)
+    R[1, 0] = 2.0 * (x * y + w * z)
+    R[1, 1] = 1.0 - 2.0 * (x * x + z * z)
+    R[1, 2] = 2.0 * (y * z - w * x)
+    R[2, 0] = 2.0 * (x * z - w * y)
+    R[2, 1] = 2.0 * (y * z + w * x)
+    R[2, 2] = 1.0 - 2.0 * (x * x + y * y)
+
+
+@njit
+def _quat_to_matrix_into(q, R):
+    """Write the rotation matrix of ``q / |q|`` into ``R`` (``q`` is left as it is)."""
+    n = np.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    _unit_quat_to_matrix_into(q[0] / n, q[1] / n, q[2] / n, q[3] / n, R)
+
+
+@njit
+def _normalise_quat(q):
+    """Scale the quaternion ``q`` to unit norm in place."""
+    n = np.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    q[0] /= n
+    q[1] /= n
+    q[2] /= n
+    q[3] /= n
+
+
+@njit
+def _quats_from_matrices(R, q):
+    """``q[i]`` = unit quaternion of ``R[i]`` for every body."""
+    for i in range(R.shape[0]):
+        q[i] = so3.matrix_to_quat_wxyz(R[i])
+
+
+@njit
+def _symplectic_euler_update(model, x, R, v, W, F, T, q, h, w, a, b):
+    """One step of every body from the loads ``F``, ``T`` at the start of the step.
+
+    ``q[i]`` is ``R[i]`` as a unit quaternion (updated with it); ``w``, ``a``,
+    ``b`` are 3-vector scratch.
+    """
+    mass, J, J_inv, pivoted = model[0], model[1], model[2], model[3]
+    for i in range(x.shape[0]):
+        Ri = R[i]
+        # The gyroscopic term is explicit and in world axes, with the world
+        # inertia I_w = R J R^T of the start of the step (as ODE does):
+        #   w += h I_w^{-1} (T - w × I_w w),  w = R W the world rate.
+        # I_w and its inverse are applied as R (J (R^T .)): matrix-vector
+        # products only, no 3x3 matrix products.
+        matvec_into(Ri, W[i], w)
+        rmatvec_into(Ri, w, a)
+        matvec_into(J[i], a, b)
+        matvec_into(Ri, b, a)  # a = I_w w
+        cross_into(w, a, b)
+        Ti = T[i]
+        b[0] = Ti[0] - b[0]
+        b[1] = Ti[1] - b[1]
+        b[2] = Ti[2] - b[2]
+        rmatvec_into(Ri, b, a)
+        matvec_into(J_inv[i], a, b)
+        matvec_into(Ri, b, a)  # a = I_w^{-1} (T - w × I_w w)
+        w[0] += h * a[0]
+        w[1] += h * a[1]
+        w[2] += h * a[2]
+        if pivoted[i] == 0:
+            hm = h / mass[i]
+            for k in range(3):
+                v[i, k] += hm * F[i, k]
+                x[i, k] += h * v[i, k]
+        # First-order quaternion update with the new world rate, normalised:
+        # q += h/2 [0, w] ⊗ q.
+        qi = q[i]
+        q0, q1, q2, q3 = qi[0], qi[1], qi[2], qi[3]
+        hh = 0.5 * h
+        qi[0] = q0 + hh * (-w[0] * q1 - w[1] * q2 - w[2] * q3)
+        qi[1] = q1 + hh * (w[0] * q0 + w[1] * q3 - w[2] * q2)
+        qi[2] = q2 + hh * (-w[0] * q3 + w[1] * q0 + w[2] * q1)
+        qi[3] = q3 + hh * (w[0] * q2 - w[1] * q1 + w[2] * q0)
+        _normalise_quat(qi)
+        _unit_quat_to_matrix_into(qi[0], qi[1], qi[2], qi[3], Ri)
+        rmatvec_into(Ri, w, W[i])  # body rate from the new orientation
+
+
 @njit
 def _advance_symplectic_euler(model, carry, params, t0, h, n, counters, offset):
     x, R, v, W = carry[0], carry[1], carry[2], carry[3]
-    mass, J, J_inv, pivoted = model[0], model[1], model[2], model[3]
     nb = x.shape[0]
     F = np.empty((nb, 3))
     T = np.empty((nb, 3))
-    dq = np.zeros(4)
+    q = np.empty((nb, 4))
+    w = np.empty(3)
+    a = np.empty(3)
+    b = np.empty(3)
+    _quats_from_matrices(R, q)
     for k in range(n):
         _eval_loads(model, t0 + k * h, x, R, v, W, F, T)
-        for i in range(nb):
-            Ri = R[i]
-            # The gyroscopic term is explicit and in world axes, with the
-            # world inertia R J R^T of the start of the step (as ODE does).
-            w = Ri @ W[i]
-            I_w = Ri @ J[i] @ Ri.T
-            I_w_inv = Ri @ J_inv[i] @ Ri.T
-            w = w + h * (I_w_inv @ (T[i] - cross(w, I_w @ w)))
-            if pivoted[i] == 0:
-                v[i] += (h / mass[i]) * F[i]
-                x[i] += h * v[i]
-            # First-order quaternion update with the new world rate, normalised.
-            q = so3.matrix_to_quat_wxyz(Ri)
-            dq[1:] = w
-            q = q + (0.5 * h) * so3.quat_wxyz_multiply(dq, q)
-            Rn = so3.quat_wxyz_to_matrix(q)
-            R[i] = Rn
-            W[i] = Rn.T @ w
+        _symplectic_euler_update(model, x, R, v, W, F, T, q, h, w, a, b)
         counters[offset + k] = 0
         if not all_finite(x, R, v, W):
             return STATUS_NONFINITE, k
@@ -67,10 +149,10 @@ class SymplecticEuler(Scheme):
 
     References
     ----------
-    .. [1] S. Peters, J. Hsu, "Comparison of Rigid Body Dynamic Simulators for
-       Robotic Simulation in Gazebo", ROSCon 2014.
-    .. [2] E. Hairer, C. Lubich, G. Wanner, *Geometric Numerical Integration*,
-       2nd ed., Springer, 2006 (symplectic Euler, Sect. VI.3).
+    * S. Peters, J. Hsu, "Comparison of Rigid Body Dynamic Simulators for
+      Robotic Simulation in Gazebo", ROSCon 2014.
+    * E. Hairer, C. Lubich, G. Wanner, *Geometric Numerical Integration*,
+      2nd ed., Springer, 2006 (symplectic Euler, Sect. VI.3).
     """
 
     name = "symplectic_euler"
@@ -84,57 +166,109 @@ class SymplecticEuler(Scheme):
 
 
 @njit
-def _rk4_rates(model, t, x, q, v, W, R, F, T, dx, dq, dv, dW):
-    """Right-hand side at a stage: fills ``R`` from ``q``, then the rates."""
+def _rk4_body_rates(model, q, v, W, R, F, T, s, kx, kq, kv, kW, a, b):
+    """Rates ``k*[s]`` of every body at stage ``s``, whose ``R`` and loads are known.
+
+    ``x' = v``, ``q' = q ⊗ [0, W] / 2``, ``v' = f/m``,
+    ``W' = J^{-1}(R^T T - W × J W)``; ``a``, ``b`` are 3-vector scratch.
+    """
     mass, J, J_inv, pivoted = model[0], model[1], model[2], model[3]
-    nb = x.shape[0]
-    for i in range(nb):
-        R[i] = so3.quat_wxyz_to_matrix(q[i])
-    _eval_loads(model, t, x, R, v, W, F, T)
-    w4 = np.zeros(4)
-    for i in range(nb):
+    for i in range(q.shape[0]):
         if pivoted[i] == 0:
-            dx[i] = v[i]
-            dv[i] = F[i] / mass[i]
+            for k in range(3):
+                kx[s, i, k] = v[i, k]
+                kv[s, i, k] = F[i, k] / mass[i]
         else:
-            dx[i] = 0.0
-            dv[i] = 0.0
-        w4[1:] = W[i]
-        dq[i] = 0.5 * so3.quat_wxyz_multiply(q[i], w4)
-        dW[i] = J_inv[i] @ (R[i].T @ T[i] - cross(W[i], J[i] @ W[i]))
+            for k in range(3):
+                kx[s, i, k] = 0.0
+                kv[s, i, k] = 0.0
+        qi, Wi = q[i], W[i]
+        # q is not normalised at the stages; the rate uses it as it is.
+        kq[s, i, 0] = 0.5 * (-qi[1] * Wi[0] - qi[2] * Wi[1] - qi[3] * Wi[2])
+        kq[s, i, 1] = 0.5 * (qi[0] * Wi[0] + qi[2] * Wi[2] - qi[3] * Wi[1])
+        kq[s, i, 2] = 0.5 * (qi[0] * Wi[1] - qi[1] * Wi[2] + qi[3] * Wi[0])
+        kq[s, i, 3] = 0.5 * (qi[0] * Wi[2] + qi[1] * Wi[1] - qi[2] * Wi[0])
+        matvec_into(J[i], Wi, a)
+        cross_into(Wi, a, b)  # b = W × J W
+        rmatvec_into(R[i], T[i], a)  # a = torque in body axes
+        a[0] -= b[0]
+        a[1] -= b[1]
+        a[2] -= b[2]
+        matvec_into(J_inv[i], a, kW[s, i])
+
+
+@njit
+def _quats_to_matrices(q, R):
+    """``R[i]`` = rotation of ``q[i] / |q[i]|`` for every body."""
+    for i in range(q.shape[0]):
+        _quat_to_matrix_into(q[i], R[i])
+
+
+@njit
+def _rk4_stage_state(y, k, r, c, out):
+    """``out = y + c k[r]`` for (bodies, components) arrays: the state at a stage."""
+    for i in range(y.shape[0]):
+        for j in range(y.shape[1]):
+            out[i, j] = y[i, j] + c * k[r, i, j]
+
+
+@njit
+def _rk4_combine(y, k, h6):
+    """``y += h/6 (k1 + 2 k2 + 2 k3 + k4)``; ``k`` stacks the four stage rates."""
+    for i in range(y.shape[0]):
+        for j in range(y.shape[1]):
+            y[i, j] += h6 * (k[0, i, j] + 2.0 * k[1, i, j] + 2.0 * k[2, i, j] + k[3, i, j])
+
+
+_RK4_NODES = (0.0, 0.5, 0.5, 1.0)
 
 
 @njit
 def _advance_rk4(model, carry, params, t0, h, n, counters, offset):
     x, R, v, W = carry[0], carry[1], carry[2], carry[3]
     nb = x.shape[0]
+    # Scratch for the whole call: loads, stage rotation and state, rates.
     F = np.empty((nb, 3))
     T = np.empty((nb, 3))
     Rs = np.empty((nb, 3, 3))
     q = np.empty((nb, 4))
+    xs = np.empty((nb, 3))
+    qs = np.empty((nb, 4))
+    vs = np.empty((nb, 3))
+    Ws = np.empty((nb, 3))
     kx = np.empty((4, nb, 3))
     kq = np.empty((4, nb, 4))
     kv = np.empty((4, nb, 3))
     kW = np.empty((4, nb, 3))
+    a = np.empty(3)
+    b = np.empty(3)
+    _quats_from_matrices(R, q)
     for k in range(n):
         t = t0 + k * h
-        for i in range(nb):
-            q[i] = so3.matrix_to_quat_wxyz(R[i])
-        _rk4_rates(model, t, x, q, v, W, Rs, F, T, kx[0], kq[0], kv[0], kW[0])
-        for s, c in ((1, 0.5), (2, 0.5), (3, 1.0)):
-            _rk4_rates(
-                model, t + c * h,
-                x + (c * h) * kx[s - 1], q + (c * h) * kq[s - 1],
-                v + (c * h) * kv[s - 1], W + (c * h) * kW[s - 1],
-                Rs, F, T, kx[s], kq[s], kv[s], kW[s],
-            )
+        for s in range(4):
+            # Stage s at y + c_s h k_{s-1}; the first stage is the step's start.
+            if s == 0:
+                xs[:], qs[:], vs[:], Ws[:] = x, q, v, W
+            else:
+                ch = _RK4_NODES[s] * h
+                _rk4_stage_state(x, kx, s - 1, ch, xs)
+                _rk4_stage_state(q, kq, s - 1, ch, qs)
+                _rk4_stage_state(v, kv, s - 1, ch, vs)
+                _rk4_stage_state(W, kW, s - 1, ch, Ws)
+            # The loads are called from the kernel itself (not from a
+            # helper) so that the Python variant for callbacks sees them.
+            _quats_to_matrices(qs, Rs)
+            _eval_loads(model, t + _RK4_NODES[s] * h, xs, Rs, vs, Ws, F, T)
+            _rk4_body_rates(model, qs, vs, Ws, Rs, F, T, s, kx, kq, kv, kW, a, b)
         h6 = h / 6.0
-        x += h6 * (kx[0] + 2.0 * kx[1] + 2.0 * kx[2] + kx[3])
-        v += h6 * (kv[0] + 2.0 * kv[1] + 2.0 * kv[2] + kv[3])
-        W += h6 * (kW[0] + 2.0 * kW[1] + 2.0 * kW[2] + kW[3])
-        q += h6 * (kq[0] + 2.0 * kq[1] + 2.0 * kq[2] + kq[3])
+        _rk4_combine(x, kx, h6)
+        _rk4_combine(v, kv, h6)
+        _rk4_combine(W, kW, h6)
+        _rk4_combine(q, kq, h6)
         for i in range(nb):
-            R[i] = so3.quat_wxyz_to_matrix(q[i])  # renormalises
+            qi = q[i]
+            _normalise_quat(qi)  # carried unit quaternion; R follows it
+            _unit_quat_to_matrix_into(qi[0], qi[1], qi[2], qi[3], R[i])
         counters[offset + k] = 0
         if not all_finite(x, R, v, W):
             return STATUS_NONFINITE, k
@@ -151,9 +285,9 @@ class RK4(Scheme):
 
     References
     ----------
-    .. [1] E. Hairer, S. P. Nørsett, G. Wanner, *Solving Ordinary Differential
-       Equations I*, 2nd ed., Springer, 1993 (Sect. II.1, the "classical"
-       method).
+    * E. Hairer, S. P. Nørsett, G. Wanner, *Solving Ordinary Differential
+      Equations I*, 2nd ed., Springer, 1993 (Sect. II.1, the "classical"
+      method).
     """
 
     name = "rk4"

@@ -21,6 +21,11 @@ def njit(fn):
     return numba.njit(cache=True, fastmath=False, error_model="numpy")(fn)
 
 
+def _is_function(obj) -> bool:
+    """A compiled kernel or, under NUMBA_DISABLE_JIT=1, the plain function."""
+    return isinstance(getattr(obj, "py_func", obj), types.FunctionType)
+
+
 def _references(fn, name, seen=None) -> bool:
     """Whether ``fn`` (or a compiled helper it calls) uses the global ``name``."""
     seen = set() if seen is None else seen
@@ -32,7 +37,7 @@ def _references(fn, name, seen=None) -> bool:
         if nm == name:
             return True
         obj = py.__globals__.get(nm)
-        if hasattr(obj, "py_func") and _references(obj, name, seen):
+        if _is_function(obj) and _references(obj, name, seen):
             return True
     return False
 
@@ -53,6 +58,6 @@ def python_variant(kernel, name, replacement):
         obj = glb.get(nm)
         if nm == name:
             glb[nm] = replacement
-        elif hasattr(obj, "py_func") and _references(obj, name):
+        elif _is_function(obj) and _references(obj, name):
             glb[nm] = python_variant(obj, name, replacement)
     return types.FunctionType(fn.__code__, glb, fn.__name__, fn.__defaults__, fn.__closure__)
