@@ -17,6 +17,7 @@ Frames and names follow the book's notation page:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -70,8 +71,11 @@ def _positive(value, fld: str) -> float:
     return v
 
 
-def _inertia(value, fld: str) -> np.ndarray:
-    arr = np.array(value, dtype=float) if not isinstance(value, np.ndarray) else value.astype(float)
+def _inertia(value, fld: str, what: str = "") -> np.ndarray:
+    try:
+        arr = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(fld, f"must be 3 principal moments or a 3x3 matrix of numbers, got {value!r}") from None
     if arr.shape == (3,):
         arr = np.diag(arr)
     J = _finite_array(arr, (3, 3), fld)
@@ -80,12 +84,12 @@ def _inertia(value, fld: str) -> np.ndarray:
         raise InputError(fld, "must be a symmetric 3x3 matrix (or 3 principal moments)")
     eig = np.linalg.eigvalsh(0.5 * (J + J.T))
     if eig[0] <= 0.0:
-        raise InputError(fld, f"must be positive definite, got principal moments {eig.tolist()}")
+        raise InputError(fld, f"{what}must be positive definite, got principal moments {eig.tolist()}")
     # A real mass distribution has I1 <= I2 + I3 (any point of reference).
     if eig[2] > (eig[0] + eig[1]) * (1.0 + 1e-12):
         raise InputError(
             fld,
-            "principal moments must satisfy the triangle inequality "
+            f"{what}principal moments must satisfy the triangle inequality "
             f"(largest <= sum of the other two), got {eig.tolist()}",
         )
     return 0.5 * (J + J.T)
@@ -176,7 +180,7 @@ class RigidBody:
         put("quat_wxyz", so3.matrix_to_quat_wxyz(R))
         put("rotvec", None)
         if self.pivot is None:
-            if self.com_body is not None and np.any(np.asarray(self.com_body, dtype=float) != 0.0):
+            if self.com_body is not None and np.any(_finite_array(self.com_body, (3,), f"{where}.com_body") != 0.0):
                 raise InputError(f"{where}.com_body", "is only allowed with a pivot (a free body's origin is its mass centre)")
             put("com_body", np.zeros(3))
             put("position", _finite_array(self.position, (3,), f"{where}.position"))
@@ -184,6 +188,9 @@ class RigidBody:
         else:
             put("pivot", _finite_array(self.pivot, (3,), f"{where}.pivot"))
             put("com_body", _finite_array(self.com_body if self.com_body is not None else np.zeros(3), (3,), f"{where}.com_body"))
+            # A real body's inertia about its mass centre is a valid inertia
+            # tensor too; J about the pivot alone does not guarantee it.
+            _inertia(self.inertia_com, f"{where}.inertia", "about the mass centre (inertia - m(|c|²I - ccᵀ)) ")
             put("position", self.pivot + R @ self.com_body)
             put("velocity", R @ np.cross(self.omega_body, self.com_body))
 
@@ -412,7 +419,9 @@ class System:
         self.index = {n: k for k, n in enumerate(names)}
         self.gravity = _finite_array(gravity, (3,), "gravity")
         self.loads = tuple(loads)
-        self.constraints = tuple(constraints)
+        # Copies: resolving fills in anchors and lengths from this system's
+        # initial state, which must not leak into a constraint reused elsewhere.
+        self.constraints = tuple(dataclasses.replace(c) if isinstance(c, (SphericalJoint, Rod)) else c for c in constraints)
         for k, ld in enumerate(self.loads):
             if not isinstance(ld, (ConstantForce, ConstantTorque, PointForce, LoadCallback)):
                 raise InputError(f"load[{k}]", f"unsupported load type {type(ld).__name__}")

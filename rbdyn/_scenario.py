@@ -81,7 +81,7 @@ class Scenario:
 
     def run(self, scheme: str | Scheme | None = None, dt=None, t_end=None, every=None, **kw) -> Trajectory:
         """Simulate with the file's settings, any of them overridden."""
-        sch = self.scheme if scheme is None else self.scheme_named(scheme)
+        sch = self.scheme_named(scheme)
         return simulate(
             self.system,
             sch,
@@ -91,14 +91,24 @@ class Scenario:
             **kw,
         )
 
-    def scheme_named(self, scheme, **overrides) -> Scheme:
-        """The scheme ``scheme`` with this file's settings for it, then ``overrides``."""
+    def scheme_named(self, scheme=None, **overrides) -> Scheme:
+        """The scheme ``scheme`` (default: the file's ``run.scheme``) with this
+        file's settings for it, then ``overrides``.
+
+        Raises :class:`~rbdyn.InputError` if the scheme cannot handle the
+        system's constraints: on ``run.scheme`` of the file when the file's
+        scheme is used, on ``scheme`` otherwise.
+        """
+        from_file = scheme is None
+        if from_file:
+            scheme = self.scheme.name
         if not isinstance(scheme, Scheme):
             settings = dict(self.settings.get(scheme, {}))
             settings.update(overrides)
             scheme = get_scheme(scheme, **settings)
         if self.system.constraints and not scheme.supports_constraints:
-            raise InputError("scheme", f"{scheme.name} does not handle constraints; use one of: {_constraint_schemes()}")
+            msg = f"{scheme.name} does not handle constraints; use one of: {_constraint_schemes()}"
+            raise InputError("run.scheme", msg, self.source) if from_file else InputError("scheme", msg)
         return scheme
 
 
@@ -332,8 +342,6 @@ def _build(data, source) -> Scenario:
         scheme = get_scheme(scheme_name, **settings.get(scheme_name, {}))
     except InputError as err:
         raise InputError("run.scheme", err.message) from None
-    if system.constraints and not scheme.supports_constraints:
-        raise InputError("run.scheme", f"{scheme_name} does not handle constraints; use one of: {_constraint_schemes()}")
     return Scenario(
         name=str(meta.get("name", Path(source).stem)),
         description=str(meta.get("description", "")),

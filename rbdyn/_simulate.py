@@ -147,6 +147,12 @@ def _check_run_args(dt, t_end, every):
         raise InputError("t_end", f"must be >= 0, got {t_end!r}")
     if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
         raise InputError("every", f"must be an integer >= 1, got {every!r}")
+    if t_end / dt > MAX_STEPS:
+        raise InputError("dt", f"t_end/dt = {t_end / dt:.3g} steps; at most {MAX_STEPS:.0e} are allowed (increase dt)")
+
+
+MAX_STEPS = 1e12  # far beyond any run that finishes; guards against dt typos such as 1e-300
+MAX_OUTPUT_BYTES = 2**32  # 4 GiB of recorded rows
 
 
 def n_steps_for(dt: float, t_end: float) -> int:
@@ -237,10 +243,15 @@ def simulate(
         )
     dt = float(dt)
     n_steps = n_steps_for(dt, float(t_end))
-    out_steps = list(range(0, n_steps, every)) + [n_steps]
-    n_out = len(out_steps)
+    n_out = -(-n_steps // every) + 1  # t = 0, every `every` steps, and the last step
     nb = system.n_bodies
     m = sum(c.n_eq for c in system.constraints)
+    row_bytes = 8 * (nb * 21 + 10 + m)
+    if n_out * row_bytes > MAX_OUTPUT_BYTES:
+        raise InputError(
+            "every",
+            f"{n_out} output rows of {row_bytes} bytes exceed {MAX_OUTPUT_BYTES // 2**30} GiB; increase every",
+        )
     rec = {
         "t": np.empty(n_out),
         "x_com": np.empty((n_out, nb, 3)),
@@ -279,9 +290,12 @@ def simulate(
     wall = 0.0
     status, message, rows, done_total = "success", f"reached t = {n_steps * dt!r} in {n_steps} steps", n_out, n_steps
     failure = None
+    def out_step(row):
+        return min(row * every, n_steps)
+
     for row in range(1, n_out):
-        start = out_steps[row - 1]
-        n = out_steps[row] - start
+        start = out_step(row - 1)
+        n = out_step(row) - start
         tic = time.perf_counter()
         code, done = scheme.advance(system, carry, start * dt, dt, n, iterations, start)
         wall += time.perf_counter() - tic
@@ -290,8 +304,8 @@ def simulate(
             failure = NumericalError(start * dt + done * dt, step, STATUS_TEXT.get(code, f"status {code}"))
             status, message, rows, done_total = "failure", str(failure), row, start + done
             break
-        record(row, out_steps[row], *carry[:4])
-        bar.update(out_steps[row], final=row == n_out - 1)
+        record(row, out_step(row), *carry[:4])
+        bar.update(out_step(row), final=row == n_out - 1)
     traj = Trajectory(
         body_names=system.body_names,
         iterations=iterations[:done_total],

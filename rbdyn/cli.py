@@ -78,18 +78,23 @@ def _run(args):
     scenario = load_scenario(args.scenario)
     settings = {k[len("setting_"):]: v for k, v in vars(args).items() if k.startswith("setting_") and v is not None}
     name = args.scheme or scenario.scheme.name
-    if name not in schemes():
+    if args.scheme is None and not settings:
+        scheme = scenario.scheme_named()  # errors name the file's run.scheme
+    elif name not in schemes():
         raise InputError("--scheme", f"unknown scheme {name!r}; allowed: {', '.join(schemes())}", "arguments")
-    own = {f.name for f in dataclasses.fields(schemes()[name])}
-    for fld in settings:
-        if fld not in own:
-            allowed = ", ".join("--" + f.replace("_", "-") for f in sorted(own)) or "none"
-            raise InputError("--" + fld.replace("_", "-"), f"is not a setting of {name} (its settings: {allowed})", "arguments")
-    try:
-        scheme = scenario.scheme_named(name, **settings)
-    except InputError as err:
-        opt = "--scheme" if err.field == "scheme" else "--" + err.field.rsplit(".", 1)[-1].replace("_", "-")
-        raise InputError(opt, err.message, "arguments") from None
+    else:
+        own = {f.name for f in dataclasses.fields(schemes()[name])}
+        for fld in settings:
+            if fld not in own:
+                allowed = ", ".join("--" + f.replace("_", "-") for f in sorted(own)) or "none"
+                raise InputError("--" + fld.replace("_", "-"), f"is not a setting of {name} (its settings: {allowed})", "arguments")
+        try:
+            scheme = scenario.scheme_named(name, **settings)
+        except InputError as err:
+            if err.source:  # the file's own run.scheme
+                raise
+            opt = "--scheme" if err.field == "scheme" else "--" + err.field.rsplit(".", 1)[-1].replace("_", "-")
+            raise InputError(opt, err.message, "arguments") from None
     for opt, value in (("--dt", args.dt), ("--t-end", args.t_end)):
         if value is not None and not (value == value and abs(value) != float("inf")):
             raise InputError(opt, f"must be a finite number, got {value!r}", "arguments")
