@@ -440,7 +440,8 @@ class System:
                 object.__setattr__(c, "other_point", other)
             if isinstance(c, Rod) and c.length is None:
                 d = c._gap(origins, R0)[0]
-                if np.linalg.norm(d) <= 0.0:
+                # Ends that coincide up to round-off of the positions give no length.
+                if np.linalg.norm(d) <= 1e-9 * (1.0 + np.max(np.abs(origins))):
                     raise InputError(f"constraint[{k}].length", "the rod's end points coincide at t = 0: give a length > 0")
                 object.__setattr__(c, "length", float(np.linalg.norm(d)))
         self.callbacks = tuple(ld for ld in self.loads if isinstance(ld, LoadCallback))

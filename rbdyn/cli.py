@@ -113,6 +113,14 @@ def _run(args):
         traj = scenario.run(scheme, args.dt, args.t_end, args.every, progress=False if args.no_progress else None)
     except NumericalError as err:  # still write the rows computed before it
         failure, traj = err, err.trajectory
+    except InputError as err:
+        # simulate() names its own argument; say which option or file key it came from
+        given = {"dt": args.dt, "t_end": args.t_end, "every": args.every}
+        if err.field in given and given[err.field] is not None:
+            raise InputError("--" + err.field.replace("_", "-"), err.message, "arguments") from None
+        if err.field in given:
+            raise InputError(f"run.{err.field}", err.message, scenario.source) from None
+        raise
     if args.out:
         try:
             with open(args.out, "w", encoding="utf-8") as out:
