@@ -188,18 +188,9 @@ def long_run_errors(scheme):
     return out
 
 
-_RIG_DRIFT = (
-    "BUG: the RIG schemes never re-orthonormalise R (R <- R exp(h/2 W) exp(h/2 W') with "
-    "Rodrigues' so3.exp, no projection), so round-off accumulates: after 1e5 steps of 1e-3 "
-    "rig_pos reaches 2.2e-13, rig_neg 3.5e-13 (random walk, within 1e-12) but rig_imp 1.4e-11 "
-    "on the symmetric top (a linear drift, ~1.4e-16 per step) > 1e-12"
-)
-
-
 @pytest.mark.parametrize(
     "scheme",
-    [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=_RIG_DRIFT)) if n == "rig_imp" else n
-     for n in SCHEMES],
+    SCHEMES,
 )
 def test_rotation_stays_orthonormal_over_1e5_steps(scheme):
     for name, (ortho, qnorm) in long_run_errors(scheme).items():
@@ -209,11 +200,7 @@ def test_rotation_stays_orthonormal_over_1e5_steps(scheme):
 
 @pytest.mark.parametrize(
     "scheme",
-    [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=(
-        "BUG: rig_imp's orthonormality error grows linearly, not as a random walk: "
-        "1.4e-11 after 1e5 steps of 1e-3 on the symmetric top J = diag(1, 1, 1.6), "
-        "W0 = (0.6, -0.4, 1.5) (6e-13 after 5e3 steps); rig_pos/rig_neg stay ~2e-13"
-    ))) if n == "rig_imp" else n for n in SCHEMES],
+    SCHEMES,
 )
 def test_rotation_error_does_not_drift(scheme):
     """No systematic drift: at most 10x the random-walk level (the orthonormality bound of
@@ -227,13 +214,7 @@ def test_rotation_error_does_not_drift(scheme):
 # ---------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "scheme",
-    [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=(
-        "BUG: rig_imp's Newton stopping test max|g| <= newton_tol*h/2 is absolute and shrinks "
-        "with h, so below ~1e-3 it asks for less than one ulp of |J W| and cannot be met: "
-        "boxes-complex (|J W| = 3.4) at dt = 1e-4 fails at t = 0.0002 (step 3) with 'the Newton "
-        "iteration did not converge; reduce the step size' (a body with |J W| ~ 16 fails at "
-        "dt = 1e-3); reducing the step as the message advises makes it worse"
-    ))) if n == "rig_imp" else n for n in SCHEMES],
+    SCHEMES,
 )
 def test_small_step_runs(scheme):
     traj = rbdyn.load_scenario("boxes-complex").run(scheme=scheme, dt=1e-4, t_end=0.01, every=10)

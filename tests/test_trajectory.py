@@ -28,14 +28,6 @@ from rbdyn import so3
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMES = list(rbdyn.schemes())
 
-_RIG_IMP_LINALG = (
-    "BUG: rig_imp lets numpy.linalg.LinAlgError escape from its Newton solve "
-    "(_rig._newton_imp: np.linalg.solve on a nan/inf or singular matrix, compiled and Python "
-    "paths alike) instead of returning STATUS_NEWTON/STATUS_NONFINITE, so simulate raises "
-    "LinAlgError instead of NumericalError with the time and step (and on_failure='return' "
-    "does not return)"
-)
-
 
 def schemes_with_known_bugs(bugs):
     """All registered schemes as parameters; those in ``bugs`` marked xfail(strict) with the reason."""
@@ -341,7 +333,7 @@ def _check_failure(err, calls, traj):
     assert np.all(np.isfinite(traj.table()))
 
 
-@pytest.mark.parametrize("scheme", schemes_with_known_bugs({"rig_imp": _RIG_IMP_LINALG}))
+@pytest.mark.parametrize("scheme", schemes_with_known_bugs({}))
 def test_numerical_failure_raises_with_time_and_step(scheme):
     calls = []
     with pytest.raises(rbdyn.NumericalError) as info:
@@ -362,7 +354,7 @@ def test_numerical_failure_symplectic_euler_exact_step():
     assert "(step 7)" in str(info.value)
 
 
-@pytest.mark.parametrize("scheme", schemes_with_known_bugs({"rig_imp": _RIG_IMP_LINALG}))
+@pytest.mark.parametrize("scheme", schemes_with_known_bugs({}))
 def test_numerical_failure_return(scheme):
     calls = []
     traj = rbdyn.simulate(_failing_system(calls), scheme, DT_FAIL, 0.02, every=2, on_failure="return")
@@ -395,9 +387,7 @@ _BLOW_UPS = {
 
 @pytest.mark.parametrize(
     "case, scheme",
-    [pytest.param(c, n, marks=pytest.mark.xfail(strict=True, reason=_RIG_IMP_LINALG))
-     if (n == "rig_imp" and c != "huge-force") else (c, n)
-     for c in _BLOW_UPS for n in SCHEMES],
+    [(c, n) for c in _BLOW_UPS for n in SCHEMES],
 )
 def test_every_scheme_reports_blow_up_as_numerical_error(case, scheme):
     """Whatever goes wrong inside a step must come out as NumericalError (or status 'failure')."""
