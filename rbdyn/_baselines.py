@@ -12,6 +12,7 @@ import dataclasses
 import numpy as np
 
 from . import so3
+from .so3 import _unit_quat_to_matrix_into
 from ._jit import njit
 from ._loads import _eval_loads, all_finite, cross_into, matvec_into, rmatvec_into
 from ._scheme import STATUS_NONFINITE, STATUS_OK, Scheme
@@ -26,20 +27,6 @@ __all__ = ["SymplecticEuler", "RK4"]
 # Per-body work lives in compiled helpers that do not call _eval_loads, so
 # that for systems with Python callbacks (where the kernel runs as Python,
 # see rbdyn._jit.python_variant) only the loads leave compiled code.
-
-
-@njit
-def _unit_quat_to_matrix_into(w, x, y, z, R):
-    """Write the rotation matrix of the unit quaternion ``(w, x, y, z)`` into ``R``."""
-    R[0, 0] = 1.0 - 2.0 * (y * y + z * z)
-    R[0, 1] = 2.0 * (x * y - w * z)
-    R[0, 2] = 2.0 * (x * z + w * y)
-    R[1, 0] = 2.0 * (x * y + w * z)
-    R[1, 1] = 1.0 - 2.0 * (x * x + z * z)
-    R[1, 2] = 2.0 * (y * z - w * x)
-    R[2, 0] = 2.0 * (x * z - w * y)
-    R[2, 1] = 2.0 * (y * z + w * x)
-    R[2, 2] = 1.0 - 2.0 * (x * x + y * y)
 
 
 @njit

@@ -165,6 +165,14 @@ def quat_wxyz_to_matrix(q):
     y = q[2] / n
     z = q[3] / n
     R = np.empty((3, 3))
+    _unit_quat_to_matrix_into(w, x, y, z, R)
+    return R
+
+
+@njit
+def _unit_quat_to_matrix_into(w, x, y, z, R):
+    """Write the rotation matrix of the unit quaternion ``(w, x, y, z)`` into ``R``
+    (no normalisation, no allocation: for the step kernels)."""
     R[0, 0] = 1.0 - 2.0 * (y * y + z * z)
     R[0, 1] = 2.0 * (x * y - w * z)
     R[0, 2] = 2.0 * (x * z + w * y)
@@ -174,7 +182,6 @@ def quat_wxyz_to_matrix(q):
     R[2, 0] = 2.0 * (x * z - w * y)
     R[2, 1] = 2.0 * (y * z + w * x)
     R[2, 2] = 1.0 - 2.0 * (x * x + y * y)
-    return R
 
 
 @njit
