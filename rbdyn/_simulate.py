@@ -246,24 +246,25 @@ def simulate(
     n_out = -(-n_steps // every) + 1  # t = 0, every `every` steps, and the last step
     nb = system.n_bodies
     m = sum(c.n_eq for c in system.constraints)
-    row_bytes = 8 * (nb * 21 + 10 + m)
+    row_shapes = {  # what one output row records
+        "t": (),
+        "x_com": (nb, 3),
+        "v_com": (nb, 3),
+        "R_world_body": (nb, 3, 3),
+        "omega_body": (nb, 3),
+        "kinetic_energy": (),
+        "potential_energy": (),
+        "linear_momentum": (3,),
+        "angular_momentum": (3,),
+        "constraint_residuals": (m,),
+    }
+    row_bytes = 8 * sum(math.prod(shape) for shape in row_shapes.values())
     if n_out * row_bytes > MAX_OUTPUT_BYTES:
         raise InputError(
             "every",
             f"{n_out} output rows of {row_bytes} bytes exceed {MAX_OUTPUT_BYTES // 2**30} GiB; increase every",
         )
-    rec = {
-        "t": np.empty(n_out),
-        "x_com": np.empty((n_out, nb, 3)),
-        "v_com": np.empty((n_out, nb, 3)),
-        "R_world_body": np.empty((n_out, nb, 3, 3)),
-        "omega_body": np.empty((n_out, nb, 3)),
-        "kinetic_energy": np.empty(n_out),
-        "potential_energy": np.empty(n_out),
-        "linear_momentum": np.empty((n_out, 3)),
-        "angular_momentum": np.empty((n_out, 3)),
-        "constraint_residuals": np.empty((n_out, m)),
-    }
+    rec = {name: np.empty((n_out, *shape)) for name, shape in row_shapes.items()}
     callback_potentials = [(system.index[cb.body], cb.potential) for cb in system.callbacks if cb.potential]
 
     def record(row, step, x, R, v, W):

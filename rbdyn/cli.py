@@ -21,6 +21,7 @@ from pathlib import Path
 from ._errors import InputError, NumericalError
 from ._scenario import builtin_scenario_text, builtin_scenarios, load_scenario
 from ._scheme import schemes
+from ._simulate import _check_run_args
 
 __all__ = ["main"]
 
@@ -74,6 +75,17 @@ def _list(out):
         out.write(f"  {name:<{width}}  {cls.description}\n")
 
 
+def _run_arg_error(err, args, scenario):
+    """simulate() names its own argument (dt, t_end, every): say whether it came
+    from the command line (--dt ...) or from the file (run.dt ...)."""
+    given = {"dt": args.dt, "t_end": args.t_end, "every": args.every}
+    if err.field not in given:
+        return err
+    if given[err.field] is not None:
+        return InputError("--" + err.field.replace("_", "-"), err.message, "arguments")
+    return InputError(f"run.{err.field}", err.message, scenario.source)
+
+
 def _run(args):
     scenario = load_scenario(args.scenario)
     settings = {k[len("setting_"):]: v for k, v in vars(args).items() if k.startswith("setting_") and v is not None}
@@ -95,32 +107,26 @@ def _run(args):
                 raise
             opt = "--scheme" if err.field == "scheme" else "--" + err.field.rsplit(".", 1)[-1].replace("_", "-")
             raise InputError(opt, err.message, "arguments") from None
-    for opt, value in (("--dt", args.dt), ("--t-end", args.t_end)):
-        if value is not None and not (value == value and abs(value) != float("inf")):
-            raise InputError(opt, f"must be a finite number, got {value!r}", "arguments")
-    if args.dt is not None and args.dt <= 0:
-        raise InputError("--dt", f"must be > 0, got {args.dt!r}", "arguments")
-    if args.t_end is not None and args.t_end < 0:
-        raise InputError("--t-end", f"must be >= 0, got {args.t_end!r}", "arguments")
-    if args.every is not None and args.every < 1:
-        raise InputError("--every", f"must be an integer >= 1, got {args.every!r}", "arguments")
+    dt, t_end, every = (
+        scenario.dt if args.dt is None else args.dt,
+        scenario.t_end if args.t_end is None else args.t_end,
+        scenario.every if args.every is None else args.every,
+    )
+    try:  # the checks simulate() makes, before --out and before a long run
+        _check_run_args(dt, t_end, every)
+    except InputError as err:
+        raise _run_arg_error(err, args, scenario) from None
     if args.out:  # fail before a long run, not after it
         target = Path(args.out)
         if target.is_dir() or not target.resolve().parent.is_dir() or not os.access(target.resolve().parent, os.W_OK):
             raise InputError("--out", f"cannot write {args.out!r}: not a file in an existing, writable directory", "arguments")
     failure = None
     try:
-        traj = scenario.run(scheme, args.dt, args.t_end, args.every, progress=False if args.no_progress else None)
+        traj = scenario.run(scheme, dt, t_end, every, progress=False if args.no_progress else None)
     except NumericalError as err:  # still write the rows computed before it
         failure, traj = err, err.trajectory
     except InputError as err:
-        # simulate() names its own argument; say which option or file key it came from
-        given = {"dt": args.dt, "t_end": args.t_end, "every": args.every}
-        if err.field in given and given[err.field] is not None:
-            raise InputError("--" + err.field.replace("_", "-"), err.message, "arguments") from None
-        if err.field in given:
-            raise InputError(f"run.{err.field}", err.message, scenario.source) from None
-        raise
+        raise _run_arg_error(err, args, scenario) from None
     if args.out:
         try:
             with open(args.out, "w", encoding="utf-8") as out:
