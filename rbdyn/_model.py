@@ -25,6 +25,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from . import so3
+from ._constraints import pack_constraints
 from ._errors import InputError
 
 __all__ = [
@@ -353,7 +354,9 @@ class Rod(_TwoPoint):
     """A massless rigid rod of fixed ``length`` between two points.
 
     Residual (1 equation): ``|(x_a + R_a p_a) - (x_b + R_b p_b)| - length``.
-    ``length`` defaults to the distance at t = 0.
+    ``other_point`` is the world point of the fixed end when ``other`` is
+    None (then required), else a point of ``other`` in its body frame
+    (default: its origin). ``length`` defaults to the distance at t = 0.
     """
 
     body: str
@@ -402,7 +405,8 @@ class System:
     Loads and constraints name their bodies; unknown names are an
     :class:`~rbdyn.InputError`. ``System.packed`` holds the arrays the
     kernels read: ``(mass, J, J_inv, pivoted, com_body, gravity, F_const,
-    T_const, pf_body, pf_point, pf_force)``.
+    T_const, pf_body, pf_point, pf_force)`` followed by the constraints'
+    arrays described in :mod:`rbdyn._constraints`.
     """
 
     def __init__(self, bodies, loads=(), constraints=(), gravity=(0.0, 0.0, 0.0)):
@@ -433,6 +437,11 @@ class System:
             if not isinstance(c, (SphericalJoint, Rod)):
                 raise InputError(f"constraint[{k}]", f"unsupported constraint type {type(c).__name__}")
             c._resolve(self.index, f"constraint[{k}]")
+            if c.other_point is None and isinstance(c, Rod):
+                if c.other is None:
+                    raise InputError(f"constraint[{k}].other_point", "a rod to the world needs the world point of its fixed end")
+                # A rod's far end defaults to the other body's origin.
+                object.__setattr__(c, "other_point", np.zeros(3))
             if c.other_point is None:
                 # Hold the points where they are at t = 0.
                 pa = origins[c._i] + R0[c._i] @ c.point_body
@@ -446,6 +455,40 @@ class System:
                 object.__setattr__(c, "length", float(np.linalg.norm(d)))
         self.callbacks = tuple(ld for ld in self.loads if isinstance(ld, LoadCallback))
         self.packed = self._pack()
+        if self.constraints:
+            self._check_constraints(origins, R0)
+
+    # An initial state off a constraint by more than this (relative to the
+    # constraint's size) would be snapped onto it by an impulse in the first
+    # step; it is refused instead. It admits coordinates typed to 7 digits.
+    INITIAL_TOL = 1e-6
+
+    def _check_constraints(self, x, R):
+        """Refuse initial states off the constraints, and redundant constraints."""
+        for k, c in enumerate(self.constraints):
+            r = c.residual(x, R)
+            pa = x[c._i] + R[c._i] @ c.point_body
+            size = 1.0 + float(np.max(np.abs(pa))) + (c.length if isinstance(c, Rod) else 0.0)
+            if np.max(np.abs(r)) > self.INITIAL_TOL * size:
+                fld = "length" if isinstance(c, Rod) else "other_point"
+                raise InputError(
+                    f"constraint[{k}].{fld}",
+                    f"the initial state violates this {c.kind} constraint by {np.max(np.abs(r)):.3g} m "
+                    f"(allowed {self.INITIAL_TOL:g} x {size:.3g}); place the bodies on it",
+                )
+        # Only the velocity components a body has: a pivoted body does not translate.
+        H = self.constraint_jacobian(x, R)
+        keep = [6 * i + a for i, b in enumerate(self.bodies) for a in range(6) if a >= 3 or not b.pivoted]
+        H = H[:, keep]
+        sv = np.linalg.svd(H, compute_uv=False)
+        rank = int(np.sum(sv > 1e-9 * sv[0])) if sv.size and sv[0] > 0 else 0
+        if rank < H.shape[0]:
+            raise InputError(
+                "constraint",
+                f"the constraints are redundant or degenerate at t = 0: {H.shape[0]} equations but only {rank} "
+                "independent ones (for example two joints on the same point, or a rod along a pivoted body's axis "
+                "through its pivot); remove the redundant ones",
+            )
 
     @property
     def n_bodies(self) -> int:
@@ -487,7 +530,7 @@ class System:
             np.array(pf_body, dtype=np.int64),
             np.array(pf_point, dtype=float).reshape(-1, 3),
             np.array(pf_force, dtype=float).reshape(-1, 3),
-        )
+        ) + pack_constraints(self.constraints, n)
 
     def initial_state(self):
         """Arrays ``(x, R, v, W)``: body-origin position and velocity (world),

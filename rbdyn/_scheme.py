@@ -34,11 +34,19 @@ STATUS_OK = 0
 STATUS_NONFINITE = 1
 STATUS_NEWTON = 2
 STATUS_SINGULAR = 3
+STATUS_CONSTRAINT = 4
 
 STATUS_TEXT = {
     STATUS_NONFINITE: "the state became non-finite (nan or inf); reduce the step size",
     STATUS_NEWTON: "the Newton iteration did not converge; reduce the step size or relax the tolerance",
-    STATUS_SINGULAR: "the constraint system is singular or cannot be satisfied",
+    STATUS_SINGULAR: (
+        "the constraint system is singular (redundant constraints, or a rod whose ends meet); "
+        "check the constraints or reduce the step size"
+    ),
+    STATUS_CONSTRAINT: (
+        "the constraint iteration did not converge: the constraints cannot be met at the end of this step "
+        "(unsatisfiable, or the step is too large for the motion); reduce the step size or raise constraint_max_iter"
+    ),
 }
 
 _REGISTRY: dict[str, type] = {}
@@ -68,6 +76,9 @@ class Scheme:
         round-off) in the absence of external loads.
     supports_constraints : bool
         Whether bilateral constraints are handled.
+    constrained_order : int or None
+        Global order of accuracy with constraints whose reactions turn the
+        bodies (None when constraints are not handled).
     """
 
     name: ClassVar[str]
@@ -78,6 +89,7 @@ class Scheme:
     implicit: ClassVar[bool]
     conserves: ClassVar[frozenset]
     supports_constraints: ClassVar[bool] = False
+    constrained_order: ClassVar[int | None] = None
     kernel: ClassVar[object]
 
     def __init_subclass__(cls, **kw):

@@ -447,7 +447,10 @@ FILE_CASES = [
     ("point-force-point-missing", sub("point_body = [0.05, 0.0, 0.0]\n", ""), ["load[2].point_body", "required"]),
     ("constraint-body-missing", BASE + SPHERICAL.replace('body = "box"\n', ""), ["constraint[0].body", "required"]),
     ("constraint-type-missing", BASE + SPHERICAL.replace('type = "spherical"\n', ""), ["constraint[0].type", "spherical"]),
-    ("rod-coincident-ends", BASE + '\n[[constraint]]\ntype = "rod"\nbody = "box"\n', ["constraint[0].length", "length > 0"]),
+    ("rod-world-end-missing", BASE + '\n[[constraint]]\ntype = "rod"\nbody = "box"\n', ["constraint[0].other_point", "world point"]),
+    ("rod-coincident-ends", BASE + '\n[[constraint]]\ntype = "rod"\nbody = "box"\nother_point = [0.0, 0.0, 0.0]\n',
+     ["constraint[0].length", "length > 0"]),
+    ("rod-off-at-start", BASE + ROD + "length = 5.0\n", ["constraint[0].length", "violates"]),
     ("rod-length-zero", BASE + ROD + "length = 0.0\n", ["length", "> 0"]),
 ]
 

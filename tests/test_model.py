@@ -427,24 +427,33 @@ def test_constraint_unknown_and_self(cls):
                       "constraint[1].other", "unknown body", "'nope'")
 
 
-def test_rod_with_coincident_ends_needs_length():
+def test_rod_to_the_world_needs_its_fixed_end():
     check_input_error(lambda: rbdyn.System([body("a")], constraints=[rbdyn.Rod("a")]),
-                      "constraint[0].length", "length > 0")
+                      "constraint[0].other_point", "world point")
 
 
-def test_body_to_body_rod_with_coincident_ends_needs_length():
+def test_body_to_body_rod_defaults_to_the_other_origin():
+    a = body("a", position=[1.0, 0.0, 0.0])
+    b = body("b", position=[1.0, 0.0, -2.0])
+    system = rbdyn.System([a, b], constraints=[rbdyn.Rod("a", point_body=[0.0, 0.0, -0.5], other="b")])
+    np.testing.assert_array_equal(system.constraints[0].other_point, [0.0, 0.0, 0.0])
+    assert system.constraints[0].length == 1.5
+
+
+def test_rod_with_coincident_ends_needs_length():
     # several configurations: the gap is exactly zero in only ~2.5 % of them, so the bug shows
     # in at least one, and once it is fixed every one raises
     rng = np.random.default_rng(7)
     for _ in range(8):
         a = body("a", position=rng.normal(size=3), R_world_body=random_rotation(rng))
         b = body("b", position=rng.normal(size=3), R_world_body=random_rotation(rng))
-        rod = rbdyn.Rod("a", point_body=rng.normal(size=3), other="b")
+        p = rng.normal(size=3)
+        q = b.R_world_body.T @ (a.position + a.R_world_body @ p - b.position)  # the same world point
+        rod = rbdyn.Rod("a", point_body=p, other="b", other_point=q)
         check_input_error(lambda: rbdyn.System([a, b], constraints=[rod]), "constraint[0].length", "length > 0")
-    # with a length it is a valid rod, stretched at t = 0
-    system = rbdyn.System([a, b], constraints=[rbdyn.Rod("a", point_body=rod.point_body, other="b", length=0.5)])
-    x, R, _, _ = system.initial_state()
-    np.testing.assert_allclose(system.constraint_residuals(x, R), [-0.5], atol=1e-14)
+    # with a length the rod is refused too: the initial state is off it by 0.5
+    stretched = rbdyn.Rod("a", point_body=p, other="b", other_point=q, length=0.5)
+    check_input_error(lambda: rbdyn.System([a, b], constraints=[stretched]), "constraint[0].length", "violates")
 
 
 def test_constraint_unsupported_type():
@@ -508,28 +517,59 @@ def test_residuals_zero_at_start_when_points_omitted(seed):
 
 def test_given_points_and_length_are_used():
     a = body("a", position=[1.0, 0.0, 0.0])
-    j = rbdyn.SphericalJoint("a", point_body=[0.0, 0.0, 0.5], other_point=[0.0, 0.0, 0.0])
-    r = rbdyn.Rod("a", point_body=[0.0, 0.0, 0.5], other_point=[0.0, 0.0, 0.0], length=0.5)
-    system = rbdyn.System([a], constraints=[j, r])
-    x, R, _, _ = system.initial_state()
-    np.testing.assert_allclose(system.constraint_residuals(x, R), [1.0, 0.0, 0.5, math.sqrt(1.25) - 0.5], atol=1e-15)
+    j = rbdyn.SphericalJoint("a", point_body=[0.0, 0.0, 0.5], other_point=[1.0, 0.0, 0.5])
+    r = rbdyn.Rod("a", point_body=[0.0, 0.0, 0.5], other_point=[0.0, 0.0, 0.0], length=math.sqrt(1.25))
+    for c, expected in ((j, [0.0, 0.0, 0.0]), (r, [0.0])):
+        system = rbdyn.System([a], constraints=[c])
+        x, R, _, _ = system.initial_state()
+        np.testing.assert_allclose(system.constraint_residuals(x, R), expected, atol=1e-15)
+        # and a moved state shows them: the given anchor and length are the ones used
+        x = x + [0.0, 0.0, 1.0]
+        expected = [0.0, 0.0, 1.0] if c is j else [math.sqrt(1.0 + 1.5**2) - math.sqrt(1.25)]
+        np.testing.assert_allclose(system.constraint_residuals(x, R), expected, atol=1e-15)
 
 
 def test_constraint_object_reused_in_second_system():
     joint = rbdyn.SphericalJoint("a", point_body=[0.1, 0.0, 0.0])
     rod = rbdyn.Rod("a", point_body=[0.1, 0.0, 0.0], other_point=[0.0, 0.0, 0.0])
-    first = rbdyn.System([body("a")], constraints=[joint, rod])
-    second = rbdyn.System([body("a", position=[1.0, 2.0, 3.0])], constraints=[joint, rod])
-    x, R, _, _ = second.initial_state()
-    np.testing.assert_allclose(second.constraint_residuals(x, R), 0.0, atol=1e-14)
-    # each system filled in its own anchor and length; the shared objects keep theirs omitted
-    np.testing.assert_array_equal(first.constraints[0].other_point, [0.1, 0.0, 0.0])
-    np.testing.assert_array_equal(second.constraints[0].other_point, [1.1, 2.0, 3.0])
-    assert first.constraints[1].length == pytest.approx(0.1, rel=1e-15)
-    assert second.constraints[1].length == pytest.approx(math.sqrt(1.1**2 + 4.0 + 9.0), rel=1e-15)
+    for c in (joint, rod):
+        first = rbdyn.System([body("a")], constraints=[c])
+        second = rbdyn.System([body("a", position=[1.0, 2.0, 3.0])], constraints=[c])
+        for system in (first, second):
+            x, R, _, _ = system.initial_state()
+            np.testing.assert_allclose(system.constraint_residuals(x, R), 0.0, atol=1e-14)
+        # each system filled in its own anchor or length; the shared object keeps it omitted
+        if c is joint:
+            np.testing.assert_array_equal(first.constraints[0].other_point, [0.1, 0.0, 0.0])
+            np.testing.assert_array_equal(second.constraints[0].other_point, [1.1, 2.0, 3.0])
+        else:
+            assert first.constraints[0].length == pytest.approx(0.1, rel=1e-15)
+            assert second.constraints[0].length == pytest.approx(math.sqrt(1.1**2 + 4.0 + 9.0), rel=1e-15)
     assert joint.other_point is None and rod.length is None
-    x, R, _, _ = first.initial_state()
-    np.testing.assert_allclose(first.constraint_residuals(x, R), 0.0, atol=1e-14)
+
+
+def test_initial_state_off_a_constraint_is_refused():
+    a = body("a", position=[1.0, 0.0, 0.0])
+    rod = rbdyn.Rod("a", other_point=[0.0, 0.0, 0.0], length=1.1)
+    check_input_error(lambda: rbdyn.System([a], constraints=[rod]), "constraint[0].length", "violates")
+    joint = rbdyn.SphericalJoint("a", other_point=[1.0, 0.0, 0.01])
+    check_input_error(lambda: rbdyn.System([a], constraints=[joint]), "constraint[0].other_point", "violates")
+    # coordinates typed to seven digits are accepted
+    rbdyn.System([a], constraints=[rbdyn.Rod("a", other_point=[0.0, 0.0, 0.0], length=1.0000001)])
+
+
+def test_redundant_constraints_are_refused():
+    a = body("a", position=[1.0, 0.0, 0.0])
+    joint = rbdyn.SphericalJoint("a", point_body=[0.0, 0.0, 0.5])
+    rod = rbdyn.Rod("a", point_body=[0.0, 0.0, 0.5], other_point=[0.0, 0.0, 0.0])
+    check_input_error(lambda: rbdyn.System([a], constraints=[joint, rod]), "constraint", "redundant")
+    check_input_error(lambda: rbdyn.System([a], constraints=[joint, joint]), "constraint", "redundant")
+    # a rod through a pivoted body's pivot, along the body: it cannot act on the body
+    top = rbdyn.RigidBody("top", mass=1.0, inertia=np.diag([2.0, 2.0, 1.0]), pivot=[0.0, 0.0, 0.0], com_body=[0.0, 0.0, 0.5])
+    along = rbdyn.Rod("top", point_body=[0.0, 0.0, 1.0], other_point=[0.0, 0.0, 2.0])
+    check_input_error(lambda: rbdyn.System([top], constraints=[along]), "constraint", "redundant")
+    # across the body it can
+    rbdyn.System([top], constraints=[rbdyn.Rod("top", point_body=[0.0, 0.0, 1.0], other_point=[1.0, 0.0, 1.0])])
 
 
 def _fd_rate(system, x, R, v, W, eps=FD_EPS):
