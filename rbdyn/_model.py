@@ -25,7 +25,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from . import so3
-from ._constraints import pack_constraints
+from ._constraints import pack_constraints, residuals_into
 from ._errors import InputError
 
 __all__ = [
@@ -406,7 +406,7 @@ class System:
     :class:`~rbdyn.InputError`. ``System.packed`` holds the arrays the
     kernels read: ``(mass, J, J_inv, pivoted, com_body, gravity, F_const,
     T_const, pf_body, pf_point, pf_force)`` followed by the constraints'
-    arrays described in :mod:`rbdyn._constraints`.
+    arrays described in the module ``rbdyn._constraints``.
     """
 
     def __init__(self, bodies, loads=(), constraints=(), gravity=(0.0, 0.0, 0.0)):
@@ -543,9 +543,13 @@ class System:
 
     def constraint_residuals(self, x, R) -> np.ndarray:
         """All position-level residuals at body origins ``x`` and rotations ``R``."""
-        if not self.constraints:
-            return np.zeros(0)
-        return np.concatenate([c.residual(x, R) for c in self.constraints])
+        m = sum(c.n_eq for c in self.constraints)
+        g = np.zeros(m)
+        if m:
+            x = np.ascontiguousarray(x, dtype=float)
+            R = np.ascontiguousarray(R, dtype=float)
+            residuals_into(self.packed, x, R, g, np.empty(m), np.empty(3), np.empty(3), np.empty(3))
+        return g
 
     def constraint_jacobian(self, x, R) -> np.ndarray:
         """Stacked constraint Jacobians w.r.t. (v_k, omega_body_k), shape (m, 6N)."""

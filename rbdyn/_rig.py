@@ -506,7 +506,7 @@ _REF = (
 class _Rig(Scheme):
     """Settings shared by the three RIG schemes: the constraint solve."""
 
-    constraint_tol: float = 1e-12
+    constraint_tol: float = 1e-14
     constraint_max_iter: int = 25
 
     supports_constraints = True

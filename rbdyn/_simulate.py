@@ -11,7 +11,9 @@ from typing import TextIO
 import numpy as np
 
 from . import so3
+from ._constraints import residuals_into
 from ._errors import InputError, NumericalError
+from ._jit import njit
 from ._loads import energy_momentum, mass_centre_state
 from ._model import System
 from ._scheme import STATUS_OK, STATUS_TEXT, Scheme, get_scheme, schemes
@@ -135,6 +137,26 @@ class Trajectory:
                 fh.write(text)
         else:
             out.write(text)
+
+
+@njit
+def _record_row(model, x, R, v, W, row, x_com, v_com, R_out, W_out, kin, pot, p, L, residuals):
+    """Write output row ``row`` (compiled: runs after every step when ``every = 1``)."""
+    x_c, v_c = mass_centre_state(model, x, R, v, W)
+    k, u, p_row, L_row = energy_momentum(model, x, R, v, W)
+    x_com[row] = x_c
+    v_com[row] = v_c
+    R_out[row] = R
+    W_out[row] = W
+    kin[row] = k
+    pot[row] = u
+    p[row] = p_row
+    L[row] = L_row
+    m = residuals.shape[1]
+    if m > 0:
+        g = residuals[row]
+        floor = np.empty(m)
+        residuals_into(model, x, R, g, floor, np.empty(3), np.empty(3), np.empty(3))
 
 
 def _check_run_args(dt, t_end, every):
@@ -269,20 +291,12 @@ def simulate(
 
     def record(row, step, x, R, v, W):
         t = step * dt
-        x_c, v_c = mass_centre_state(system.packed, x, R, v, W)
-        kin, pot, p, L = energy_momentum(system.packed, x, R, v, W)
-        for i, pot_fn in callback_potentials:
-            pot += float(pot_fn(t, x_c[i], R[i].copy()))
         rec["t"][row] = t
-        rec["x_com"][row] = x_c
-        rec["v_com"][row] = v_c
-        rec["R_world_body"][row] = R
-        rec["omega_body"][row] = W
-        rec["kinetic_energy"][row] = kin
-        rec["potential_energy"][row] = pot
-        rec["linear_momentum"][row] = p
-        rec["angular_momentum"][row] = L
-        rec["constraint_residuals"][row] = system.constraint_residuals(x, R)
+        _record_row(system.packed, x, R, v, W, row, rec["x_com"], rec["v_com"], rec["R_world_body"], rec["omega_body"],
+                    rec["kinetic_energy"], rec["potential_energy"], rec["linear_momentum"], rec["angular_momentum"],
+                    rec["constraint_residuals"])
+        for i, pot_fn in callback_potentials:
+            rec["potential_energy"][row] += float(pot_fn(t, rec["x_com"][row, i], R[i].copy()))
 
     carry = scheme.init(system, system.initial_state())
     iterations = np.zeros(n_steps, dtype=np.int64)

@@ -100,7 +100,7 @@ def test_double_pendulum_against_minimal_coordinates(scheme):
         upper, lower = double_pendulum_reference(traj.t)
         err = max(np.max(np.abs(traj.x_com[:, 0] - upper)), np.max(np.abs(traj.x_com[:, 1] - lower)))
         errors.append(err)
-        assert traj.constraint.max() <= 1e-12
+        assert traj.constraint.max() <= 1e-13
         # energy is conserved up to the scheme's O(h^2) oscillation
         assert np.max(np.abs(traj.energy - traj.energy[0])) <= 1e-3 * 9.81 * 3
     assert errors[1] <= 1e-3, errors
@@ -129,12 +129,12 @@ def test_spherical_joint_top_matches_the_pivoted_top(scheme):
     for h in (2e-3, 1e-3):
         a = rbdyn.simulate(joint_sys, scheme, h, 0.5, every=50)
         b = rbdyn.simulate(pivot_sys, scheme, h, 0.5, every=50)
-        assert a.constraint.max() <= 1e-12
+        assert a.constraint.max() <= 1e-13
         # both are O(h^2) approximations of one motion: they differ by O(h^2)
         diffs.append(np.max(np.abs(a.R_world_body - b.R_world_body)))
-        # one Newton iteration a step: warm start and an exact derivative (RIG_IMP's count
+        # about one Newton iteration a step: warm start and an exact derivative (RIG_IMP's count
         # adds its rate equation's iterations, about 2 per constraint pass)
-        assert a.iterations.mean() <= (6.0 if rbdyn.schemes()[scheme].implicit else 1.0)
+        assert a.iterations.mean() <= (6.0 if rbdyn.schemes()[scheme].implicit else 1.1)
     # the declared order with constraints (RIG_POS: 1, see its docstring)
     order = rbdyn.schemes()[scheme].constrained_order
     assert abs(math.log2(diffs[0] / diffs[1]) - order) < 0.2, diffs
@@ -151,7 +151,7 @@ def test_internal_joint_conserves_linear_momentum_exactly():
         traj = rbdyn.simulate(rbdyn.System([a, b], constraints=[joint]), scheme, 1e-3, 1.0, every=100)
         p = traj.linear_momentum
         assert np.max(np.abs(p - p[0])) <= 1e-13, scheme
-        assert traj.constraint.max() <= 1e-12
+        assert traj.constraint.max() <= 1e-13
 
 
 def test_chain_of_rods_keeps_every_length():
@@ -164,7 +164,7 @@ def test_chain_of_rods_keeps_every_length():
     for scheme in RIG:
         traj = rbdyn.simulate(system, scheme, 1e-3, 2.0, every=10)
         assert traj.constraint_residuals.shape == (traj.t.size, n)
-        assert traj.constraint.max() <= 1e-12
+        assert traj.constraint.max() <= 1e-13
         assert np.max(np.abs(traj.energy - traj.energy[0])) <= 1e-2 * 9.81
 
 
@@ -178,7 +178,7 @@ def test_pivoted_body_with_a_rod():
     system = rbdyn.System([bar], constraints=[rod], gravity=(0.0, 0.0, -9.81))
     for scheme in RIG:
         traj = rbdyn.simulate(system, scheme, 1e-3, 2.0, every=10)
-        assert traj.constraint.max() <= 1e-12
+        assert traj.constraint.max() <= 1e-13
         assert np.max(np.abs(traj.energy - traj.energy[0])) <= 1e-4
 
 
@@ -204,7 +204,7 @@ def test_iteration_limit_is_a_setting():
         rbdyn.simulate(system, rbdyn.RigNeg(constraint_max_iter=1), 0.1, 1.0)
     assert info.value.step == 1
     traj = rbdyn.simulate(system, rbdyn.RigNeg(constraint_max_iter=3), 0.1, 1.0)
-    assert traj.constraint.max() <= 1e-12
+    assert traj.constraint.max() <= 1e-13
     for bad in (0, -1, 1.5, float("nan")):
         with pytest.raises(rbdyn.InputError, match="constraint_max_iter"):
             rbdyn.RigImp(constraint_max_iter=bad)
