@@ -8,9 +8,6 @@ Koziara & Bićanić 2010.
 """
 
 import math
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -18,6 +15,7 @@ from scipy.integrate import solve_ivp
 from scipy.special import ellipk
 
 import rbdyn
+from jitcheck import with_and_without_jit
 from rbdyn._constraints import lu_solve_inplace
 
 RIG = [n for n, c in rbdyn.schemes().items() if c.supports_constraints and n.startswith("rig_")]
@@ -225,15 +223,8 @@ def test_lu_solve_detects_singular_systems():
 
 
 def test_constrained_kernel_same_without_jit():
-    code = (
-        "import rbdyn;"
-        "t = rbdyn.simulate(rbdyn.load_scenario('double-pendulum').system, 'rig_imp', 0.01, 0.05);"
-        "print(repr(t.x_com[-1].tolist()))"
+    plain, compiled = with_and_without_jit(
+        "t = rbdyn.simulate(rbdyn.load_scenario('double-pendulum').system, 'rig_imp', 0.01, 0.05)",
+        "t.x_com[-1]",
     )
-    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
-    slow = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    env["NUMBA_DISABLE_JIT"] = "0"
-    fast = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    a = np.array(eval(slow.stdout))  # noqa: S307 (our own repr output)
-    b = np.array(eval(fast.stdout))  # noqa: S307
-    assert np.abs(a - b).max() < 1e-13
+    assert np.abs(plain - compiled).max() < 1e-13
