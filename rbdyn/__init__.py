@@ -8,11 +8,12 @@ The public API is flat::
     system = rbdyn.System([box], gravity=(0.0, 0.0, -9.8))
     traj = rbdyn.simulate(system, "rk4", dt=1e-3, t_end=10.0, every=100)
 
-``rbdyn.so3`` holds the rotation-group maps; ``rbdyn.schemes()`` lists the
+``rbdyn.so3`` holds the rotation-group maps; ``rbdyn.exact`` closed-form
+reference solutions; ``rbdyn.schemes()`` lists the
 time-stepping schemes; ``rbdyn.load_scenario`` reads a scenario file.
 """
 
-from . import so3
+from . import exact, so3
 from ._baselines import RK4, SymplecticEuler
 from ._rig import RigImp, RigNeg, RigPos
 from ._errors import InputError, NumericalError
@@ -35,6 +36,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "so3",
+    "exact",
     "simulate",
     "Trajectory",
     "System",
