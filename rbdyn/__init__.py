@@ -16,6 +16,7 @@ time-stepping schemes; ``rbdyn.load_scenario`` reads a scenario file.
 from . import exact, so3
 from ._baselines import RK4, SymplecticEuler
 from ._rig import RigImp, RigNeg, RigPos
+from ._genalpha import GenAlpha  # after the RIG schemes: the import order is the registration order
 from ._errors import InputError, NumericalError
 from ._model import (
     ConstantForce,
@@ -56,6 +57,7 @@ __all__ = [
     "RigPos",
     "RigNeg",
     "RigImp",
+    "GenAlpha",
     "Scenario",
     "load_scenario",
     "builtin_scenarios",

@@ -1,0 +1,787 @@
+r"""The Lie-group generalized-α method with index-3 constraints (Kynema's form).
+
+One step of size :math:`h` from :math:`t_n` to :math:`t_{n+1}` in inertial
+coordinates (Brüls, Cardona & Arnold 2012; Arnold & Brüls 2007), as the
+Kynema code implements it:
+
+* configuration per body: origin position :math:`x` and rotation
+  :math:`R`; velocity :math:`v = (\dot x, \omega)` with :math:`\omega` the
+  *spatial* angular velocity (``omega_world = R omega_body``); true
+  accelerations :math:`\dot v`, algorithmic accelerations :math:`a`, and one
+  Lagrange multiplier per constraint residual, :math:`\lambda`;
+* coefficients from the spectral radius at infinity :math:`\rho_\infty`:
+  :math:`\alpha_m = \frac{2\rho_\infty-1}{\rho_\infty+1}`,
+  :math:`\alpha_f = \frac{\rho_\infty}{\rho_\infty+1}`,
+  :math:`\gamma = \tfrac12 + \alpha_f - \alpha_m`,
+  :math:`\beta = \tfrac14(\gamma+\tfrac12)^2`;
+* predictor: :math:`\dot v \leftarrow 0`, :math:`\lambda \leftarrow 0`,
+  :math:`a \leftarrow (\alpha_f\dot v_n - \alpha_m a_n)/(1-\alpha_m)`,
+  :math:`v \leftarrow v_n + h(1-\gamma)a_n + h\gamma a`,
+  :math:`\Delta q \leftarrow v_n + h(\tfrac12-\beta)a_n + h\beta a`;
+  the configuration is :math:`x = x_n + h\Delta q_x`,
+  :math:`R = \exp(h\widetilde{\Delta q_\omega})R_n` (left multiplication);
+* Newton corrector on the equations of motion at :math:`t_{n+1}` with the
+  true accelerations, :math:`M\dot v + g(q, v) - f(t_{n+1}, q) + B^T\lambda = 0`,
+  and the position constraints :math:`\Phi(q) = 0`, with the iteration matrix
+  :math:`[\beta' M + \gamma' G + K T^T,\ B^T;\ B T^T,\ 0]`,
+  :math:`\beta' = \frac{1-\alpha_m}{h^2\beta(1-\alpha_f)}`,
+  :math:`\gamma' = \frac{\gamma}{h\beta}`, :math:`T = T(h\Delta q_\omega)` the
+  tangent operator (:func:`rbdyn.so3.tangent_operator`); the equilibrium rows
+  are multiplied by :math:`\beta h^2` (and the multipliers' increments divided
+  by it) for conditioning. An increment :math:`\Delta x` updates
+  :math:`\Delta q \mathrel{+}= \Delta x/h`, :math:`v \mathrel{+}= \gamma'\Delta x`,
+  :math:`\dot v \mathrel{+}= \beta'\Delta x`;
+* convergence (Arnold & Hante 2017): the root mean square of
+  :math:`\Delta x_i/(atol + rtol|h\Delta q_i|)` and
+  :math:`\Delta\lambda_i/(atol + rtol|\lambda_i|)`, taken with the values
+  before the increment, is at most 1; the increment of the last iteration is
+  applied;
+* finally :math:`a \mathrel{+}= \frac{1-\alpha_f}{1-\alpha_m}\dot v`.
+
+A rigid body's residual is written about its origin in world components:
+:math:`m\ddot x - f` and :math:`\rho\dot\omega + \omega\times\rho\omega - \tau`
+with :math:`\rho = RJR^T` (for a free body the origin is the mass centre; a
+pivoted body has the rotation rows only, with :math:`J` about the pivot).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from ._constraints import C_BODIES, C_BODY, C_KIND, C_LENGTH, C_POINT, C_ROW, KIND_ROD, U_BODIES, gap_into, lu_solve_inplace
+from ._errors import InputError
+from ._jit import njit
+from ._loads import _eval_loads, all_finite
+from ._scheme import STATUS_NEWTON, STATUS_NONFINITE, STATUS_OK, STATUS_SINGULAR, Scheme, _callback_loads
+from ._small import exp_scaled_into, matmul_into, reorthonormalize, rodrigues_into, solve3
+from .so3 import _sinc_coeffs
+
+__all__ = ["GenAlpha", "gen_alpha_coefficients", "consistent_accelerations"]
+
+
+def gen_alpha_coefficients(rho_inf: float) -> tuple[float, float, float, float]:
+    """``(alpha_m, alpha_f, gamma, beta)`` of the generalized-α method for ``rho_inf``.
+
+    Chung & Hulbert's optimal choice for a spectral radius ``rho_inf`` at
+    infinite frequency (second order, maximal high-frequency dissipation).
+    """
+    rho = float(rho_inf)
+    alpha_m = (2.0 * rho - 1.0) / (rho + 1.0)
+    alpha_f = rho / (rho + 1.0)
+    gamma = 0.5 + alpha_f - alpha_m
+    beta = 0.25 * (gamma + 0.5) ** 2
+    return alpha_m, alpha_f, gamma, beta
+
+
+# -- layout --------------------------------------------------------------------
+#
+# The kernel allocates its scratch once per advance call. Bodies in at least
+# one constraint form one coupled group, solved with one dense matrix of
+# their unknowns (6 for a free body, 3 for a pivoted one) and the
+# constraint rows; every other body is a group of its own (a diagonal
+# translation and a 3x3 rotation solve). The groups iterate in lockstep
+# (one evaluation of the loads per iteration) but each has its own
+# convergence test, so that the motion of a body does not depend on the
+# unrelated bodies of the system. The per-body work lives in compiled
+# helpers that do not call _eval_loads (see rbdyn._jit.python_variant).
+#
+# Velocities, accelerations and Newton increments are in world components,
+# in the order (translation, rotation); a pivoted body's translation
+# entries stay zero.
+
+
+@njit
+def _cross_hat_into(f, r, out, scale):
+    """``out += scale * hat(f) hat(r)`` (``= scale * (r f^T - (f.r) I)``)."""
+    fr = f[0] * r[0] + f[1] * r[1] + f[2] * r[2]
+    for a in range(3):
+        for b in range(3):
+            out[a, b] += scale * (r[a] * f[b] - (fr if a == b else 0.0))
+
+
+@njit
+def _body_terms(model, i, R, V, vd, F, T, rho, G, K, res, w, p, q, H):
+    """Inertia ``rho = R J R^T``, gyroscopic matrix ``G``, stiffness ``K`` and
+    residual ``res`` (translation, rotation) of body ``i``.
+
+    ``K`` is the derivative of the inertial residual with respect to a
+    spatial rotation increment. The loads add no stiffness: the moments of
+    forces applied away from the body origin (gravity on a pivoted body,
+    point forces) depend on the rotation, but leaving that out changes only
+    the rate of Newton's method, not its solution, and keeps the iteration
+    the same for a built-in load and the same load given as a Python
+    callback. ``w``, ``p``, ``q`` are 3-vector scratch, ``H`` 3x3 scratch.
+    """
+    mass, J, pivoted = model[0], model[1], model[3]
+    Ri = R[i]
+    matmul_into(Ri, J[i], H)
+    for a in range(3):
+        for b in range(3):
+            rho[a, b] = H[a, 0] * Ri[b, 0] + H[a, 1] * Ri[b, 1] + H[a, 2] * Ri[b, 2]
+    for a in range(3):
+        w[a] = V[i, 3 + a]
+    for a in range(3):
+        p[a] = rho[a, 0] * w[0] + rho[a, 1] * w[1] + rho[a, 2] * w[2]  # rho omega
+        q[a] = rho[a, 0] * vd[i, 3] + rho[a, 1] * vd[i, 4] + rho[a, 2] * vd[i, 5]  # rho omega_dot
+    # residual
+    if pivoted[i] == 0:
+        for a in range(3):
+            res[a] = mass[i] * vd[i, a] - F[i, a]
+    else:
+        for a in range(3):
+            res[a] = 0.0
+    res[3] = q[0] + (w[1] * p[2] - w[2] * p[1]) - T[i, 0]
+    res[4] = q[1] + (w[2] * p[0] - w[0] * p[2]) - T[i, 1]
+    res[5] = q[2] + (w[0] * p[1] - w[1] * p[0]) - T[i, 2]
+    # G = hat(w) rho - hat(rho w); H = rho hat(w) - hat(rho w)
+    for b in range(3):
+        G[0, b] = w[1] * rho[2, b] - w[2] * rho[1, b]
+        G[1, b] = w[2] * rho[0, b] - w[0] * rho[2, b]
+        G[2, b] = w[0] * rho[1, b] - w[1] * rho[0, b]
+    for a in range(3):
+        # row a of rho hat(w): (rho[a] x ... ) -> rho[a, :] @ hat(w)
+        H[a, 0] = rho[a, 1] * w[2] - rho[a, 2] * w[1]
+        H[a, 1] = rho[a, 2] * w[0] - rho[a, 0] * w[2]
+        H[a, 2] = rho[a, 0] * w[1] - rho[a, 1] * w[0]
+    G[0, 1] += p[2]
+    G[0, 2] -= p[1]
+    G[1, 0] -= p[2]
+    G[1, 2] += p[0]
+    G[2, 0] += p[1]
+    G[2, 1] -= p[0]
+    H[0, 1] += p[2]
+    H[0, 2] -= p[1]
+    H[1, 0] -= p[2]
+    H[1, 2] += p[0]
+    H[2, 0] += p[1]
+    H[2, 1] -= p[0]
+    # K = rho hat(wd) - hat(rho wd) + hat(w) H
+    wd0, wd1, wd2 = vd[i, 3], vd[i, 4], vd[i, 5]
+    for a in range(3):
+        K[a, 0] = rho[a, 1] * wd2 - rho[a, 2] * wd1
+        K[a, 1] = rho[a, 2] * wd0 - rho[a, 0] * wd2
+        K[a, 2] = rho[a, 0] * wd1 - rho[a, 1] * wd0
+    K[0, 1] += q[2]
+    K[0, 2] -= q[1]
+    K[1, 0] -= q[2]
+    K[1, 2] += q[0]
+    K[2, 0] += q[1]
+    K[2, 1] -= q[0]
+    for b in range(3):
+        K[0, b] += w[1] * H[2, b] - w[2] * H[1, b]
+        K[1, b] += w[2] * H[0, b] - w[0] * H[2, b]
+        K[2, b] += w[0] * H[1, b] - w[1] * H[0, b]
+
+
+@njit
+def _place(i, pivoted, x0, R0, dq, h, x, R, V, v, W, E):
+    """Configuration of body ``i`` from the step's start and ``dq``; its
+    origin velocity ``v`` and body rate ``W`` from ``V``. ``E`` is 3x3 scratch."""
+    exp_scaled_into(h, dq[i, 3:], E)
+    matmul_into(E, R0[i], R[i])
+    if pivoted[i] == 0:
+        for a in range(3):
+            x[i, a] = x0[i, a] + h * dq[i, a]
+            v[i, a] = V[i, a]
+    Ri = R[i]
+    for a in range(3):
+        W[i, a] = Ri[0, a] * V[i, 3] + Ri[1, a] * V[i, 4] + Ri[2, a] * V[i, 5]
+
+
+@njit
+def _predict(pivoted, coef, h, x, R, v, W, acc, vd, V, dq, x0, R0, E):
+    """Start of a step: save the configuration, predict every body, place it."""
+    am, af, gamma, beta = coef[0], coef[1], coef[2], coef[3]
+    for i in range(x.shape[0]):
+        Ri = R[i]
+        for a in range(3):
+            x0[i, a] = x[i, a]
+            for b in range(3):
+                R0[i, a, b] = Ri[a, b]
+            V[i, a] = v[i, a] if pivoted[i] == 0 else 0.0
+            V[i, 3 + a] = Ri[a, 0] * W[i, 0] + Ri[a, 1] * W[i, 1] + Ri[a, 2] * W[i, 2]
+        for c in range(6):
+            a_old = acc[i, c]
+            a_new = (af * vd[i, c] - am * a_old) / (1.0 - am)
+            v_old = V[i, c]
+            V[i, c] = v_old + h * (1.0 - gamma) * a_old + h * gamma * a_new
+            dq[i, c] = v_old + h * (0.5 - beta) * a_old + h * beta * a_new
+            acc[i, c] = a_new
+            vd[i, c] = 0.0
+        _place(i, pivoted, x0, R0, dq, h, x, R, V, v, W, E)
+
+
+@njit
+def _apply_increment(i, pivoted, y, j0, h, bp, gp, dq, V, vd):
+    """Add the Newton increment ``y[j0:]`` of body ``i`` to ``dq``, ``V``, ``vd``."""
+    c0 = 3 if pivoted[i] != 0 else 0
+    for c in range(c0, 6):
+        d = y[j0 + c - c0]
+        dq[i, c] += d / h
+        V[i, c] += gp * d
+        vd[i, c] += bp * d
+
+
+@njit
+def _increment_error(i, pivoted, y, j0, h, dq, atol, rtol):
+    """Sum of the squared scaled increments of body ``i`` (before the update)."""
+    c0 = 3 if pivoted[i] != 0 else 0
+    s = 0.0
+    for c in range(c0, 6):
+        e = y[j0 + c - c0] / (atol + rtol * abs(h * dq[i, c]))
+        s += e * e
+    return s
+
+
+@njit
+def _left_jacobian_into(h, dq, i, out):
+    """``out = J_l(h dq_omega) = T(h dq_omega)^T`` of body ``i``."""
+    p0, p1, p2 = h * dq[i, 3], h * dq[i, 4], h * dq[i, 5]
+    _, b, c = _sinc_coeffs(p0 * p0 + p1 * p1 + p2 * p2)
+    rodrigues_into(b, c, p0, p1, p2, out)
+
+
+@njit
+def _single_body(model, i, coef, h, atol, rtol, x0, R0, x, R, v, W, V, vd, dq, F, T, scr):
+    """One Newton iteration of an unconstrained body; returns its error measure
+    (the increment is applied), or nan for a non-finite or singular system."""
+    (rho, G, K, Jl, S, H, res, y, w, p, q, r, f) = scr
+    mass, pivoted = model[0], model[3]
+    bp, gp = coef[4], coef[5]
+    _body_terms(model, i, R, V, vd, F, T, rho, G, K, res, w, p, q, H)
+    _left_jacobian_into(h, dq, i, Jl)
+    matmul_into(K, Jl, S)
+    for a in range(3):
+        for b in range(3):
+            S[a, b] += bp * rho[a, b] + gp * G[a, b]
+    d0, d1, d2 = solve3(S, -res[3], -res[4], -res[5])
+    n = 3
+    if pivoted[i] == 0:
+        n = 6
+        inv = 1.0 / (bp * mass[i])
+        for a in range(3):
+            y[a] = -res[a] * inv
+        y[3], y[4], y[5] = d0, d1, d2
+    else:
+        y[0], y[1], y[2] = d0, d1, d2
+    s = _increment_error(i, pivoted, y, 0, h, dq, atol, rtol)
+    if not np.isfinite(s):
+        return np.nan
+    _apply_increment(i, pivoted, y, 0, h, bp, gp, dq, V, vd)
+    _place(i, pivoted, x0, R0, dq, h, x, R, V, v, W, H)
+    return math.sqrt(s / n)
+
+
+@njit
+def _coupled(model, coef, h, atol, rtol, dof, nd, x0, R0, x, R, v, W, V, vd, lam, dq, F, T, S, rhs, scr, cscr):
+    """One Newton iteration of the constrained bodies and the multipliers.
+
+    Returns the error measure (the increment is applied), -1 for a singular
+    system (a rod whose ends meet, redundant constraints) or nan.
+    """
+    (rho, G, K, Jl, S3, H, res, y, w, p, q, r, f) = scr
+    (rho_b, G_b, pa, pb, d, n, ra, rb, A, B3, C3) = cscr
+    mass, pivoted = model[0], model[3]
+    kind, body, point, length, row = model[C_KIND], model[C_BODY], model[C_POINT], model[C_LENGTH], model[C_ROW]
+    bodies = model[C_BODIES]
+    bp, gp, cond = coef[4], coef[5], coef[6]
+    nt = S.shape[0]
+    for a in range(nt):
+        rhs[a] = 0.0
+        for b in range(nt):
+            S[a, b] = 0.0
+    # 1. bodies: residual and the rotation stiffness (derivatives w.r.t. spatial increments)
+    for i in bodies:
+        _body_terms(model, i, R, V, vd, F, T, rho_b[i], G_b[i], K, res, w, p, q, H)
+        j = dof[i]
+        th = j + (3 if pivoted[i] == 0 else 0)
+        if pivoted[i] == 0:
+            for a in range(3):
+                rhs[j + a] = cond * res[a]
+        for a in range(3):
+            rhs[th + a] = cond * res[3 + a]
+            for b in range(3):
+                S[th + a, th + b] += cond * K[a, b]
+    # 2. constraints: residuals, gradient B, forces B^T lambda and their stiffness
+    for k in range(kind.shape[0]):
+        dist = gap_into(model, x, R, k, pa, pb, d)
+        r0 = row[k]
+        cr = nd + r0
+        rod = kind[k] == KIND_ROD
+        if rod:
+            if not dist > 0.0:
+                return -1.0
+            for a in range(3):
+                n[a] = d[a] / dist
+            rhs[cr] = dist - length[k]
+        else:
+            for a in range(3):
+                rhs[cr + a] = d[a]
+        for s in range(2):
+            i = body[k, s]
+            if i < 0:
+                continue
+            sg = 1.0 if s == 0 else -1.0
+            Ri, pt = R[i], point[k, s]
+            ro = ra if s == 0 else rb
+            for a in range(3):
+                ro[a] = Ri[a, 0] * pt[0] + Ri[a, 1] * pt[1] + Ri[a, 2] * pt[2]
+            j = dof[i]
+            free = pivoted[i] == 0
+            th = j + (3 if free else 0)
+            if rod:
+                lk = lam[r0]
+                # row: sg [n^T, (r x n)^T]; force sg lk n at r
+                for a in range(3):
+                    f[a] = sg * lk * n[a]
+                q[0] = ro[1] * n[2] - ro[2] * n[1]
+                q[1] = ro[2] * n[0] - ro[0] * n[2]
+                q[2] = ro[0] * n[1] - ro[1] * n[0]
+                for a in range(3):
+                    if free:
+                        S[cr, j + a] += sg * n[a]
+                        S[j + a, cr] += sg * n[a]
+                        rhs[j + a] += cond * f[a]
+                    S[cr, th + a] += sg * q[a]
+                    S[th + a, cr] += sg * q[a]
+                    rhs[th + a] += cond * sg * lk * q[a]
+            else:
+                # rows: sg [I, -hat(r)]; force sg lambda at r
+                for a in range(3):
+                    f[a] = sg * lam[r0 + a]
+                for a in range(3):
+                    if free:
+                        S[cr + a, j + a] += sg
+                        S[j + a, cr + a] += sg
+                        rhs[j + a] += cond * f[a]
+                # -hat(r)[a, b]
+                S[cr + 0, th + 1] += sg * ro[2]
+                S[cr + 0, th + 2] -= sg * ro[1]
+                S[cr + 1, th + 0] -= sg * ro[2]
+                S[cr + 1, th + 2] += sg * ro[0]
+                S[cr + 2, th + 0] += sg * ro[1]
+                S[cr + 2, th + 1] -= sg * ro[0]
+                S[th + 1, cr + 0] += sg * ro[2]
+                S[th + 2, cr + 0] -= sg * ro[1]
+                S[th + 0, cr + 1] -= sg * ro[2]
+                S[th + 2, cr + 1] += sg * ro[0]
+                S[th + 0, cr + 2] += sg * ro[1]
+                S[th + 1, cr + 2] -= sg * ro[0]
+                rhs[th + 0] += cond * (ro[1] * f[2] - ro[2] * f[1])
+                rhs[th + 1] += cond * (ro[2] * f[0] - ro[0] * f[2])
+                rhs[th + 2] += cond * (ro[0] * f[1] - ro[1] * f[0])
+            # moment stiffness of the reaction: d(r x f)/d(theta) = hat(f) hat(r)
+            for a in range(3):
+                for b in range(3):
+                    H[a, b] = 0.0
+            _cross_hat_into(f, ro, H, cond)
+            for a in range(3):
+                for b in range(3):
+                    S[th + a, th + b] += H[a, b]
+        if rod:
+            # stiffness of the rod's direction: d f_s = s_s s_t (lam/|d|) P d(d), P = I - n n^T
+            lk = lam[r0]
+            for s in range(2):
+                i = body[k, s]
+                if i < 0:
+                    continue
+                ro = ra if s == 0 else rb
+                j = dof[i]
+                free_i = pivoted[i] == 0
+                th = j + (3 if free_i else 0)
+                for t in range(2):
+                    jb = body[k, t]
+                    if jb < 0:
+                        continue
+                    sc = (1.0 if s == t else -1.0) * cond * lk / dist
+                    rt = ra if t == 0 else rb
+                    jj = dof[jb]
+                    free_j = pivoted[jb] == 0
+                    tt = jj + (3 if free_j else 0)
+                    for a in range(3):
+                        for b in range(3):
+                            A[a, b] = sc * ((1.0 if a == b else 0.0) - n[a] * n[b])
+                    # B3 = -A hat(rt): column b of hat(rt) is rt x e_b
+                    for a in range(3):
+                        B3[a, 0] = -(A[a, 1] * rt[2] - A[a, 2] * rt[1])
+                        B3[a, 1] = -(A[a, 2] * rt[0] - A[a, 0] * rt[2])
+                        B3[a, 2] = -(A[a, 0] * rt[1] - A[a, 1] * rt[0])
+                    for a in range(3):
+                        for b in range(3):
+                            if free_i:
+                                if free_j:
+                                    S[j + a, jj + b] += A[a, b]
+                                S[j + a, tt + b] += B3[a, b]
+                    # torque rows: hat(ro) A and hat(ro) B3
+                    for b in range(3):
+                        if free_j:
+                            S[th + 0, jj + b] += ro[1] * A[2, b] - ro[2] * A[1, b]
+                            S[th + 1, jj + b] += ro[2] * A[0, b] - ro[0] * A[2, b]
+                            S[th + 2, jj + b] += ro[0] * A[1, b] - ro[1] * A[0, b]
+                        S[th + 0, tt + b] += ro[1] * B3[2, b] - ro[2] * B3[1, b]
+                        S[th + 1, tt + b] += ro[2] * B3[0, b] - ro[0] * B3[2, b]
+                        S[th + 2, tt + b] += ro[0] * B3[1, b] - ro[1] * B3[0, b]
+    # 3. rotation columns: spatial increment = T^T (h d dq) = J_l (h d dq)
+    for i in bodies:
+        _left_jacobian_into(h, dq, i, Jl)
+        th = dof[i] + (3 if pivoted[i] == 0 else 0)
+        for a in range(nt):
+            s0, s1, s2 = S[a, th], S[a, th + 1], S[a, th + 2]
+            for b in range(3):
+                S[a, th + b] = s0 * Jl[0, b] + s1 * Jl[1, b] + s2 * Jl[2, b]
+    # 4. mass and gyroscopic terms
+    for i in bodies:
+        j = dof[i]
+        if pivoted[i] == 0:
+            for a in range(3):
+                S[j + a, j + a] += cond * bp * mass[i]
+            j += 3
+        for a in range(3):
+            for b in range(3):
+                S[j + a, j + b] += cond * (bp * rho_b[i, a, b] + gp * G_b[i, a, b])
+    for a in range(nt):
+        rhs[a] = -rhs[a]
+    if not lu_solve_inplace(S, rhs, 1e-13):
+        return -1.0
+    # error measure (before the update), then the update
+    s = 0.0
+    for i in bodies:
+        s += _increment_error(i, pivoted, rhs, dof[i], h, dq, atol, rtol)
+    for a in range(nt - nd):
+        rhs[nd + a] /= cond
+        e = rhs[nd + a] / (atol + rtol * abs(lam[a]))
+        s += e * e
+    if not np.isfinite(s):
+        return np.nan
+    for i in bodies:
+        _apply_increment(i, pivoted, rhs, dof[i], h, bp, gp, dq, V, vd)
+        _place(i, pivoted, x0, R0, dq, h, x, R, V, v, W, H)
+    for a in range(nt - nd):
+        lam[a] += rhs[nd + a]
+    return math.sqrt(s / nt)
+
+
+@njit
+def _finish(pivoted, coef, R, V, W, acc, vd):
+    """End of a step: algorithmic accelerations, rotations kept on SO(3)."""
+    ratio = (1.0 - coef[1]) / (1.0 - coef[0])
+    for i in range(R.shape[0]):
+        for c in range(6):
+            acc[i, c] += ratio * vd[i, c]
+        reorthonormalize(R[i])
+        Ri = R[i]
+        for a in range(3):
+            W[i, a] = Ri[0, a] * V[i, 3] + Ri[1, a] * V[i, 4] + Ri[2, a] * V[i, 5]
+
+
+@njit
+def _advance_gen_alpha(model, carry, params, t0, h, n, counters, offset):
+    x, R, v, W = carry[0], carry[1], carry[2], carry[3]
+    acc, vd, lam = carry[4], carry[5], carry[6]
+    pivoted = model[3]
+    c_bodies, u_bodies = model[C_BODIES], model[U_BODIES]
+    am, af, gamma, beta = params[0], params[1], params[2], params[3]
+    atol, rtol = params[4], params[5]
+    max_iter = int(params[6])
+    # alpha_m, alpha_f, gamma, beta, beta', gamma', conditioner
+    coef = np.empty(7)
+    coef[0], coef[1], coef[2], coef[3] = am, af, gamma, beta
+    coef[4] = (1.0 - am) / (h * h * beta * (1.0 - af))
+    coef[5] = gamma / (h * beta)
+    coef[6] = beta * h * h
+    nb = x.shape[0]
+    m = lam.shape[0]
+    dof = np.full(nb, -1, dtype=np.int64)
+    nd = 0
+    for i in c_bodies:
+        dof[i] = nd
+        nd += 6 if pivoted[i] == 0 else 3
+    nt = nd + m
+    # scratch for the whole call
+    F = np.empty((nb, 3))
+    T = np.empty((nb, 3))
+    V = np.empty((nb, 6))
+    dq = np.empty((nb, 6))
+    x0 = np.empty((nb, 3))
+    R0 = np.empty((nb, 3, 3))
+    E = np.empty((3, 3))
+    S = np.empty((nt, nt))
+    rhs = np.empty(nt)
+    done = np.empty(nb, dtype=np.bool_)
+    scr = (
+        np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)),
+        np.empty(6), np.empty(6), np.empty(3), np.empty(3), np.empty(3), np.empty(3), np.empty(3),
+    )
+    cscr = (
+        np.empty((nb, 3, 3)), np.empty((nb, 3, 3)), np.empty(3), np.empty(3), np.empty(3), np.empty(3),
+        np.empty(3), np.empty(3), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)),
+    )
+    for k in range(n):
+        t1 = t0 + (k + 1) * h
+        _predict(pivoted, coef, h, x, R, v, W, acc, vd, V, dq, x0, R0, E)
+        for a in range(m):
+            lam[a] = 0.0
+        coupled_done = nt == 0
+        for i in u_bodies:
+            done[i] = False
+        converged = False
+        iters = 0
+        for it in range(max_iter):
+            iters = it + 1
+            # loads at the current iterate and t_{n+1} (from the kernel itself,
+            # so that the Python variant for callbacks sees them)
+            _eval_loads(model, t1, x, R, v, W, F, T)
+            all_done = True
+            if not coupled_done:
+                err = _coupled(model, coef, h, atol, rtol, dof, nd, x0, R0, x, R, v, W, V, vd, lam, dq, F, T, S, rhs, scr, cscr)
+                if err == -1.0:
+                    counters[offset + k] = iters
+                    return STATUS_SINGULAR, k
+                if not err <= 1.0:
+                    if not np.isfinite(err):
+                        counters[offset + k] = iters
+                        return STATUS_NONFINITE, k
+                    all_done = False
+                else:
+                    coupled_done = True
+            for i in u_bodies:
+                if done[i]:
+                    continue
+                err = _single_body(model, i, coef, h, atol, rtol, x0, R0, x, R, v, W, V, vd, dq, F, T, scr)
+                if not np.isfinite(err):
+                    counters[offset + k] = iters
+                    return STATUS_NONFINITE, k
+                if err <= 1.0:
+                    done[i] = True
+                else:
+                    all_done = False
+            if all_done:
+                converged = True
+                break
+        counters[offset + k] = iters
+        if not converged:
+            return STATUS_NEWTON, k
+        _finish(pivoted, coef, R, V, W, acc, vd)
+        if not all_finite(x, R, v, W):
+            return STATUS_NONFINITE, k
+    return STATUS_OK, n
+
+
+# -- consistent initial accelerations ------------------------------------------------
+
+
+def _hat(a):
+    return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+
+
+def consistent_accelerations(system, state, t=0.0):
+    """Accelerations and multipliers that satisfy the equations of motion and
+    the second derivative of the constraints at ``state``.
+
+    Returns ``(vd, lam)``: ``vd`` of shape (N, 6) holds the origin
+    acceleration and the spatial angular acceleration of every body (world
+    components; zero translation for pivoted bodies), ``lam`` the
+    multipliers in the sign convention of the scheme (the reaction on the
+    first body of a constraint is ``-B^T lam``).
+    """
+    x, R, v, W = (np.array(a, dtype=float, copy=True) for a in state)
+    model = system.packed
+    mass, J, pivoted = model[0], model[1], model[3]
+    nb = x.shape[0]
+    F = np.zeros((nb, 3))
+    T = np.zeros((nb, 3))
+    loads = _callback_loads(system) if system.callbacks else _eval_loads
+    loads(model, t, x, R, v, W, F, T)
+    omega = np.einsum("bij,bj->bi", R, W)
+    vd = np.zeros((nb, 6))
+    rho = np.einsum("bij,bjk,blk->bil", R, J, R)
+    torque = T - np.cross(omega, np.einsum("bij,bj->bi", rho, omega))
+    for i in range(nb):
+        if not pivoted[i]:
+            vd[i, :3] = F[i] / mass[i]
+        vd[i, 3:] = np.linalg.solve(rho[i], torque[i])
+    m = sum(c.n_eq for c in system.constraints)
+    if m == 0:
+        return vd, np.zeros(0)
+    bodies = list(model[C_BODIES])
+    dof, nd = {}, 0
+    for i in bodies:
+        dof[i] = nd
+        nd += 3 if pivoted[i] else 6
+    A = np.zeros((nd + m, nd + m))
+    b = np.zeros(nd + m)
+    for i in bodies:
+        j = dof[i]
+        if not pivoted[i]:
+            A[j : j + 3, j : j + 3] = mass[i] * np.eye(3)
+            b[j : j + 3] = F[i]
+            j += 3
+        A[j : j + 3, j : j + 3] = rho[i]
+        b[j : j + 3] = torque[i]
+    kind, body, point, row = model[C_KIND], model[C_BODY], model[C_POINT], model[C_ROW]
+    for k in range(kind.shape[0]):
+        ends, rel = [], np.zeros(3)  # rel: relative velocity of the end points
+        acc_free = np.zeros(3)  # the part of the relative acceleration without vd
+        gap = np.zeros(3)
+        for s in range(2):
+            i, sg = body[k, s], (1.0 if s == 0 else -1.0)
+            if i < 0:
+                gap += sg * point[k, s]
+                continue
+            r = R[i] @ point[k, s]
+            gap += sg * (x[i] + r)
+            rel += sg * (v[i] + np.cross(omega[i], r))
+            acc_free += sg * np.cross(omega[i], np.cross(omega[i], r))
+            ends.append((i, sg, r))
+        rows = range(row[k], row[k + 1])
+        if kind[k] == KIND_ROD:
+            dist = np.linalg.norm(gap)
+            nvec = gap / dist
+            dirs = nvec[None, :]
+            rhs = [-(nvec @ acc_free) - (rel @ rel - (nvec @ rel) ** 2) / dist]
+        else:
+            dirs = np.eye(3)
+            rhs = -acc_free
+        for q, rr in enumerate(rows):
+            b[nd + rr] = rhs[q]
+            for i, sg, r in ends:
+                j = dof[i]
+                if not pivoted[i]:
+                    A[nd + rr, j : j + 3] = A[nd + rr, j : j + 3] + sg * dirs[q]
+                    j += 3
+                A[nd + rr, j : j + 3] = A[nd + rr, j : j + 3] + sg * np.cross(r, dirs[q])
+    A[:nd, nd:] = A[nd:, :nd].T
+    sol = np.linalg.solve(A, b)
+    for i in bodies:
+        j = dof[i]
+        if not pivoted[i]:
+            vd[i, :3] = sol[j : j + 3]
+            j += 3
+        vd[i, 3:] = sol[j : j + 3]
+    return vd, sol[nd:]
+
+
+# -- the scheme --------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class GenAlpha(Scheme):
+    r"""Lie-group generalized-α with index-3 constraints, as Kynema implements it.
+
+    The method of Brüls, Cardona & Arnold (2012) in inertial coordinates:
+    spatial angular velocities, rotations updated by left multiplication
+    :math:`R_{n+1} = \exp(h\widetilde{\Delta q})R_n`, equilibrium enforced at
+    :math:`t_{n+1}` with the true accelerations, algorithmic accelerations
+    that carry the α-weighting, and every constraint of the system
+    (spherical joints and rods, to the world or between bodies) enforced at
+    position level with Lagrange multipliers (index 3). Each step solves the
+    equations with Newton's method and the tangent operator of
+    Géradin & Cardona, the equilibrium rows scaled by :math:`\beta h^2`
+    (Bottasso, Dopico & Trainelli 2008), and stops with the test of Arnold &
+    Hante (2017). Initial accelerations and multipliers are made consistent
+    with the equations of motion in ``init``.
+
+    The iteration matrix has the exact derivatives of the inertial and
+    gyroscopic terms and of the constraint forces (:math:`K^\Phi`). The loads
+    enter the residual only: the moment of a force applied away from the
+    body origin (gravity on a pivoted body, a point force) depends on the
+    rotation, and leaving that stiffness out costs Newton's method its
+    quadratic rate only when that moment matters next to the inertia
+    (:math:`\beta h^2 \|\partial\tau/\partial\theta\| \not\ll \|J\|`);
+    in exchange a built-in load and the same load given as a Python
+    callback take identical iterations.
+
+    Second order for free, pivoted and constrained bodies. Nothing is
+    conserved exactly except what every step keeps to round-off: the linear
+    momentum of a system without external forces (translation is a linear
+    Newmark scheme and internal reactions cancel) and the orthonormality of
+    :math:`R`. For :math:`\rho_\infty < 1` the high frequencies are damped;
+    :math:`\rho_\infty = 1` is the non-dissipative (trapezoidal) member.
+
+    Parameters
+    ----------
+    rho_inf : float
+        Spectral radius at infinite frequency, in [0, 1] (Kynema's tests: 0.9).
+    newton_atol, newton_rtol : float
+        Absolute (> 0) and relative (>= 0) tolerances of the convergence test
+        (Kynema: 1e-5 and 1e-3). The absolute one has the units of the
+        position increments (metres, radians) and of the multipliers.
+    newton_max_iter : int
+        Newton iterations allowed per step; more is a
+        :class:`~rbdyn.NumericalError`.
+
+    Notes
+    -----
+    The carry is ``(x, R, v, W, a, vd, lam)``: the state, the algorithmic
+    and the true accelerations (N, 6) in world components (origin
+    acceleration, spatial angular acceleration) and the multipliers of the
+    last step (reaction on a constraint's first body: ``-B^T lam``).
+
+    References
+    ----------
+    * O. Brüls, A. Cardona, M. Arnold, "Lie group generalized-α time
+      integration of constrained flexible multibody systems", Mechanism and
+      Machine Theory 48:121–137, 2012.
+    * M. Arnold, O. Brüls, "Convergence of the generalized-α scheme for
+      constrained mechanical systems", Multibody System Dynamics
+      18(2):185–202, 2007.
+    * C. L. Bottasso, D. Dopico, L. Trainelli, "On the optimal scaling of
+      index three DAEs in multibody dynamics", Multibody System Dynamics
+      19:3–20, 2008.
+    * M. Arnold, S. Hante, "Implementation details of a generalized-α
+      differential-algebraic equation Lie group method", Journal of
+      Computational and Nonlinear Dynamics 12(2):021002, 2017.
+    * M. Géradin, A. Cardona, *Flexible Multibody Dynamics: A Finite
+      Element Approach*, Wiley, 2001 (the tangent operator).
+    * Kynema (formerly OpenTurbine), https://github.com/kynema/kynema: the
+      heavy-top regression test this implementation reproduces.
+    """
+
+    rho_inf: float = 0.9
+    newton_atol: float = 1e-5
+    newton_rtol: float = 1e-3
+    newton_max_iter: int = 10
+
+    name = "gen_alpha"
+    description = "Lie-group generalized-alpha (Bruls, Cardona & Arnold 2012; Kynema): implicit, index-3 constraints, order 2"
+    reference = (
+        "O. Brüls, A. Cardona and M. Arnold, Lie group generalized-α time integration of constrained "
+        "flexible multibody systems, Mechanism and Machine Theory 48:121-137, 2012"
+    )
+    label = "Lie group generalized-α"
+    order = 2
+    implicit = True
+    conserves = frozenset({"linear momentum", "orthonormality"})
+    supports_constraints = True
+    constrained_order = 2
+    kernel = _advance_gen_alpha
+
+    def __post_init__(self):
+        value = self.rho_inf
+        bad = isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating))
+        if bad or not math.isfinite(value) or not 0.0 <= value <= 1.0:
+            raise InputError(f"scheme.{self.name}.rho_inf", f"must be a number in [0, 1], got {value!r}")
+        self._check_positive("newton_atol")
+        rtol = self.newton_rtol
+        bad = isinstance(rtol, bool) or not isinstance(rtol, (int, float, np.integer, np.floating))
+        if bad or not math.isfinite(rtol) or rtol < 0:
+            raise InputError(f"scheme.{self.name}.newton_rtol", f"must be a finite number >= 0, got {rtol!r}")
+        self._check_positive("newton_max_iter", integer=True)
+
+    @property
+    def coefficients(self) -> tuple[float, float, float, float]:
+        """``(alpha_m, alpha_f, gamma, beta)`` for :attr:`rho_inf`."""
+        return gen_alpha_coefficients(self.rho_inf)
+
+    def params(self):
+        return self.coefficients + (float(self.newton_atol), float(self.newton_rtol), float(self.newton_max_iter))
+
+    def init(self, system, state):
+        """The state plus consistent accelerations: ``(x, R, v, W, a, vd, lam)``
+        with ``a = vd`` (see :func:`consistent_accelerations`)."""
+        base = super().init(system, state)
+        vd, lam = consistent_accelerations(system, base)
+        return base + (vd.copy(), vd, lam)
