@@ -167,6 +167,27 @@ def test_run_scheme_setting_option(capsys):
     assert_csv_equals(out, rbdyn.load_scenario("boxes-complex").run(scheme=sch, t_end=0.01, every=10))
 
 
+@pytest.mark.parametrize("opts, settings", [
+    (["--rho-inf", "0.5"], {"rho_inf": 0.5}),
+    (["--rho-inf", "0", "--newton-atol", "1e-9", "--newton-rtol", "1e-7", "--newton-max-iter", "20"],
+     {"rho_inf": 0.0, "newton_atol": 1e-9, "newton_rtol": 1e-7, "newton_max_iter": 20}),
+])
+def test_run_gen_alpha_options(capsys, opts, settings):
+    # gen_alpha's options reach the scheme on a constrained scenario (the Kynema top).
+    rc, out, err = cli(capsys, "run", "heavy-top-kynema", "--scheme", "gen_alpha", "--t-end", "0.02", "--every", "5", *opts)
+    assert rc == 0 and err == ""
+    sch = rbdyn.get_scheme("gen_alpha", **settings)
+    assert_csv_equals(out, rbdyn.load_scenario("heavy-top-kynema").run(scheme=sch, t_end=0.02, every=5))
+
+
+@pytest.mark.parametrize("value, expected", [("1.5", "[0, 1]"), ("-0.1", "[0, 1]"), ("nan", "rho")])
+def test_run_gen_alpha_rho_inf_invalid(capsys, value, expected):
+    rc, out, err = cli(capsys, "run", "heavy-top-kynema", "--scheme", "gen_alpha", "--rho-inf", value)
+    assert rc == 2 and out == ""
+    line = one_error_line(err)
+    assert "--rho-inf" in line and expected in line, line
+
+
 def test_run_as_module_subprocess():
     proc = run_module("run", "boxes-simple", "--t-end", "0.01", "--every", "2")
     assert proc.returncode == 0, proc.stderr
