@@ -19,15 +19,28 @@ Each measurement takes about ``--target`` seconds (the number of steps is calibr
 it is repeated and the median is reported in microseconds per body-step, with the
 ratios rbdyn / MuJoCo-Euler and rbdyn / MuJoCo-RK4. Everything runs on one thread.
 
+The MuJoCo models (and the rbdyn System of N boxes) come from ``peers.py``, which the
+book's *Accuracy and cost* chapter uses too; the scenario's numbers are read from rbdyn's
+``boxes-complex`` scenario file.
+
 As a sanity check that both engines integrate the same problem, the script also prints
 each engine's maximum position error over 10 s at dt = 1e-3 against the exact parabola
 (about 0.049 m for a first-order Euler step, round-off for a higher-order one).
+
+Constrained problems: the microseconds per step of every scheme that handles
+constraints on ``heavy-top-kynema`` (a heavy top on a spherical joint, dt = 2e-3) and
+``pendulum-solfec`` (a rod, dt = 1e-3), next to MuJoCo (ball joint and hinge, from
+``peers.py``) on the heavy top of ``heavy-top-solfec`` and the pendulum.
+
+With ``--suite`` it finally times ``python3.11 dev.py book`` and ``python3.11 dev.py test``
+(see ``suite_time.py``; several minutes).
 
 Usage (from the repository root)::
 
     .venv/bin/python benchmarks/step_cost.py            # full run, about a minute
     .venv/bin/python benchmarks/step_cost.py --quick    # fewer repeats and bodies
     .venv/bin/python benchmarks/step_cost.py --json step_cost.json
+    .venv/bin/python benchmarks/step_cost.py --suite    # plus the book build and test suite
 
 Timings depend on the machine and on its load; nothing here is asserted by the tests.
 """
@@ -36,32 +49,27 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 try:
     import rbdyn
 except ImportError:  # run from a checkout without an installed rbdyn
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(HERE.parent))
     import rbdyn
 
-try:
-    import mujoco
-except ImportError:  # the rbdyn rows are still useful without MuJoCo
-    mujoco = None
+import peers  # noqa: E402 -- the MuJoCo models, shared with the book
+from peers import machine_info, mujoco  # noqa: E402
 
-# The Boxes complex scenario.
-MASS = 10.0
-SIZE = (0.1, 0.4, 0.9)
-GRAVITY = np.array([0.0, 0.0, -9.8])
-VELOCITY = np.array([-2.0, 2.0, 8.0])
-OMEGA_BODY = np.array([0.1, 5.0, 0.1])
+# The Boxes complex scenario, as rbdyn's scenario file gives it.
+_BOX = rbdyn.load_scenario("boxes-complex")
+GRAVITY = _BOX.system.gravity
+VELOCITY = _BOX.system.bodies[0].velocity
 DT = 1e-3
 T_CHECK = 10.0  # duration of the accuracy check
 # Long measurements are made of runs of at most the benchmark's 10 s, each from the initial
@@ -70,40 +78,6 @@ T_CHECK = 10.0  # duration of the accuracy check
 CHUNK = int(round(T_CHECK / DT))
 
 MUJOCO_INTEGRATORS = ("Euler", "RK4")
-
-
-# ---------------------------------------------------------------------------
-# machine
-# ---------------------------------------------------------------------------
-def machine_info() -> dict:
-    """CPU model, core counts, load and package versions."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:
-        usable = os.cpu_count()
-    import numba
-
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "usable_cores": usable,
-        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "numba": numba.__version__,
-        "mujoco": mujoco.__version__ if mujoco is not None else None,
-        "rbdyn": rbdyn.__version__,
-    }
 
 
 # ---------------------------------------------------------------------------
@@ -142,21 +116,12 @@ def repeat(run, n_steps: int, n_bodies: int, repeats: int) -> list[float]:
 # ---------------------------------------------------------------------------
 # rbdyn
 # ---------------------------------------------------------------------------
-def rbdyn_system(n_bodies: int) -> rbdyn.System:
-    inertia = rbdyn.box_inertia(MASS, SIZE)
-    bodies = [
-        rbdyn.RigidBody(f"box{i}", mass=MASS, inertia=inertia, velocity=VELOCITY, omega_body=OMEGA_BODY)
-        for i in range(n_bodies)
-    ]
-    return rbdyn.System(bodies, gravity=GRAVITY)
-
-
 def rbdyn_runner(scheme: str, n_bodies: int):
     """``run(n_steps) -> seconds`` of stepping, or raise why the scheme cannot run."""
     cls = rbdyn.schemes()[scheme]
     if getattr(cls, "requires_constraints", False):
         raise RuntimeError("needs constraints")
-    system = rbdyn_system(n_bodies)
+    system = peers.boxes_system(n_bodies)
 
     def run(n_steps):
         traj = rbdyn.simulate(system, scheme, DT, n_steps * DT, every=n_steps)
@@ -168,110 +133,52 @@ def rbdyn_runner(scheme: str, n_bodies: int):
     return chunked(run)
 
 
+def parabola_error(t, x_com) -> float:
+    """Max over the samples of |c(t) - (c0 + v0 t + g t^2 / 2)| for body 0."""
+    t = t[:, None]
+    exact = _BOX.system.bodies[0].position + VELOCITY * t + 0.5 * GRAVITY * t * t
+    return float(np.max(np.linalg.norm(x_com[:, 0] - exact, axis=1)))
+
+
 def rbdyn_check(scheme: str):
-    """Max over 10 s of |c(t) - (c0 + v0 t + g t^2 / 2)|, sampled after every step,
+    """Max over 10 s of the position error, sampled after every step,
     and the final ``(R_world_body, omega_body)``."""
-    traj = rbdyn.simulate(rbdyn_system(1), scheme, DT, T_CHECK, every=1)
-    t = traj.t[:, None]
-    exact = VELOCITY * t + 0.5 * GRAVITY * t * t
-    err = float(np.max(np.linalg.norm(traj.x_com[:, 0] - exact, axis=1)))
-    return err, traj.R_world_body[-1, 0], traj.omega_body[-1, 0]
+    traj = rbdyn.simulate(peers.boxes_system(1), scheme, DT, T_CHECK, every=1)
+    return parabola_error(traj.t, traj.x_com), traj.R_world_body[-1, 0], traj.omega_body[-1, 0]
+
+
+# Constrained problems: (scenario for rbdyn, MuJoCo model of the same mechanism or None).
+# heavy-top-kynema's top (spherical joint) has no MuJoCo twin here; MuJoCo's ball joint
+# runs heavy-top-solfec's top, a body about a fixed point like it.
+CONSTRAINED = (
+    ("heavy-top-kynema", lambda integ: peers.heavy_top(integ)),
+    ("pendulum-solfec", lambda integ: peers.pendulum(integ)),
+)
+
+
+def constrained_runner(scenario, scheme: str):
+    """``run(n_steps) -> seconds`` of a constrained scenario at its own dt, from its start."""
+    system, dt = scenario.system, scenario.dt
+    size = max(1, int(round(scenario.t_end / dt)))
+
+    def run(n_steps):
+        traj = rbdyn.simulate(system, scheme, dt, n_steps * dt, every=n_steps)
+        if traj.steps != n_steps:
+            raise RuntimeError(f"took {traj.steps} steps instead of {n_steps}")
+        return traj.wall_time
+
+    run(10)  # warm-up
+    return chunked(run, size)
 
 
 # ---------------------------------------------------------------------------
-# MuJoCo
+# MuJoCo (models and runners in peers.py)
 # ---------------------------------------------------------------------------
-def mujoco_xml(n_bodies: int, integrator: str) -> str:
-    """N free boxes with the Boxes mass and inertia; no contacts."""
-    Ixx, Iyy, Izz = (float(c) for c in np.diag(rbdyn.box_inertia(MASS, SIZE)))
-    half = " ".join(repr(0.5 * float(s)) for s in SIZE)
-    body = (
-        '<body name="box{i}"><freejoint/>'
-        f'<inertial pos="0 0 0" mass="{MASS!r}" diaginertia="{Ixx!r} {Iyy!r} {Izz!r}"/>'
-        f'<geom type="box" size="{half}" contype="0" conaffinity="0"/></body>'
-    )
-    bodies = "\n    ".join(body.format(i=i) for i in range(n_bodies))
-    g = " ".join(repr(float(c)) for c in GRAVITY)
-    return f"""<mujoco model="boxes">
-  <option timestep="{DT!r}" gravity="{g}" integrator="{integrator}">
-    <flag contact="disable"/>
-  </option>
-  <worldbody>
-    {bodies}
-  </worldbody>
-</mujoco>"""
-
-
-def mujoco_setup(n_bodies: int, integrator: str):
-    """Model, data and the full initial state (for mj_setState and rollout)."""
-    model = mujoco.MjModel.from_xml_string(mujoco_xml(n_bodies, integrator))
-    data = mujoco.MjData(model)
-    for i in range(n_bodies):
-        # Free joint: qpos = (position, quaternion wxyz), qvel = (linear velocity in world
-        # axes, angular velocity in BODY axes) -- checked by experiment; with R(0) = I the
-        # two frames agree at t = 0 anyway.
-        data.qpos[7 * i : 7 * i + 7] = (0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
-        data.qvel[6 * i : 6 * i + 3] = VELOCITY
-        data.qvel[6 * i + 3 : 6 * i + 6] = OMEGA_BODY
-    mujoco.mj_forward(model, data)
-    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
-    state0 = np.empty(mujoco.mj_stateSize(model, spec))
-    mujoco.mj_getState(model, data, state0, spec)
-    return model, data, state0
-
-
-def mujoco_loop_runner(model, data, state0):
-    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
-    step = mujoco.mj_step
-
-    def run(n_steps):
-        mujoco.mj_setState(model, data, state0, spec)
-        tic = time.perf_counter()
-        for _ in range(n_steps):
-            step(model, data)
-        return time.perf_counter() - tic
-
-    return chunked(run)
-
-
-def mujoco_rollout_runner(model, data, state0):
-    """``run(n_steps)`` with ``mujoco.rollout`` (single thread), or None if unavailable."""
-    try:
-        from mujoco import rollout
-    except ImportError:
-        return None
-    init = state0[None, :]
-    # rollout writes the full state after every step: keep that buffer <= 64 MB.
-    limit = max(1, int(64e6 / (8 * state0.size)))
-    buffers = {}
-
-    def run(n_steps):
-        out = buffers.get(n_steps)
-        if out is None:
-            if len(buffers) > 2:
-                buffers.clear()
-            out = buffers[n_steps] = np.empty((1, n_steps, state0.size))
-        tic = time.perf_counter()
-        rollout.rollout(model, data, init, nstep=n_steps, state=out)
-        return time.perf_counter() - tic
-
-    run(2)  # warm-up
-    return chunked(run, min(CHUNK, limit))
-
-
 def mujoco_check(integrator: str):
-    """As :func:`rbdyn_check`, for one MuJoCo free box."""
-    model, data, _ = mujoco_setup(1, integrator)
-    n_steps = int(round(T_CHECK / DT))
-    err = 0.0
-    for k in range(1, n_steps + 1):
-        mujoco.mj_step(model, data)
-        t = k * DT
-        exact = VELOCITY * t + 0.5 * GRAVITY * t * t
-        err = max(err, float(np.linalg.norm(data.qpos[:3] - exact)))
-    R = np.empty(9)
-    mujoco.mju_quat2Mat(R, data.qpos[3:7])
-    return err, R.reshape(3, 3), data.qvel[3:6].copy()  # qvel angular part: body axes
+    """As :func:`rbdyn_check`, for one MuJoCo free box (rolled out, every step recorded)."""
+    run = peers.simulate(peers.boxes(1, integrator, DT), T_CHECK, every=1)
+    state = run.state()
+    return parabola_error(run.t, state["x_com"]), state["R_world_body"][-1, 0], state["omega_body"][-1, 0]
 
 
 # ---------------------------------------------------------------------------
@@ -288,6 +195,8 @@ def main(argv=None) -> int:
     parser.add_argument("--bodies", type=int, nargs="+", help="numbers of bodies (default 1 100 1000)")
     parser.add_argument("--repeats", type=int, help="repeats per measurement (default 5)")
     parser.add_argument("--target", type=float, help="seconds per measurement (default 0.3)")
+    parser.add_argument("--suite", action="store_true",
+                        help="also time `python3.11 dev.py book` and `python3.11 dev.py test`")
     args = parser.parse_args(argv)
     repeats = args.repeats or (3 if args.quick else 5)
     bodies = args.bodies or ([1, 100] if args.quick else [1, 100, 1000])
@@ -326,15 +235,13 @@ def main(argv=None) -> int:
     if mujoco is not None:
         for integ in MUJOCO_INTEGRATORS:
             for n in bodies:
-                model, data, state0 = mujoco_setup(n, integ)
-                loop = mujoco_loop_runner(model, data, state0)
-                loop(2)
+                peer = peers.boxes(n, integ, DT)
+                loop = chunked(peers.loop_runner(peer))
                 n_steps = calibrate(loop, target)
                 record(f"MuJoCo {integ} (mj_step loop)", n, repeat(loop, n_steps, n, repeats), n_steps)
-                roll = mujoco_rollout_runner(model, data, state0)
-                if roll is not None:
-                    n_steps = calibrate(roll, target)
-                    record(f"MuJoCo {integ} (rollout)", n, repeat(roll, n_steps, n, repeats), n_steps)
+                roll = chunked(peers.rollout_runner(peer))
+                n_steps = calibrate(roll, target)
+                record(f"MuJoCo {integ} (rollout)", n, repeat(roll, n_steps, n, repeats), n_steps)
                 best = min(
                     results[f"MuJoCo {integ} ({how})"][n]["median_us"]
                     for how in ("mj_step loop", "rollout")
@@ -368,6 +275,33 @@ def main(argv=None) -> int:
                 ratios[f"{name} / MuJoCo {integ}"] = r
                 print(f"  {name:34s}" + "".join(fmt(r.get(n), spec=".3f") for n in bodies))
 
+    # ---- constrained problems ----------------------------------------------
+    print("\nConstrained problems: microseconds per step (median), one body")
+    constrained = {}
+    for scenario_name, peer_fn in CONSTRAINED:
+        scenario = rbdyn.load_scenario(scenario_name)
+        for name, cls in rbdyn.schemes().items():
+            if not cls.supports_constraints:
+                continue
+            try:
+                run = constrained_runner(scenario, name)
+                n_steps = calibrate(run, target)
+                us = statistics.median(repeat(run, n_steps, 1, repeats))
+            except Exception as exc:  # noqa: BLE001 -- report, do not stop the benchmark
+                print(f"  {scenario_name:18s} rbdyn {name:18s} skipped: {type(exc).__name__}: {exc}")
+                continue
+            constrained[f"{scenario_name} rbdyn {name}"] = us
+            print(f"  {scenario_name:18s} rbdyn {name:18s} {us:8.3f} us  (dt = {scenario.dt:g})", flush=True)
+        if mujoco is not None and peer_fn is not None:
+            for integ in peers.INTEGRATORS:
+                peer = peer_fn(integ)
+                run = chunked(peers.rollout_runner(peer))
+                n_steps = calibrate(run, target)
+                us = statistics.median(repeat(run, n_steps, 1, repeats))
+                key = f"{peer.scenario} MuJoCo {integ}"
+                constrained[key] = us
+                print(f"  {peer.scenario:18s} MuJoCo {integ:17s} {us:8.3f} us  (dt = {peer.dt:g})", flush=True)
+
     # ---- accuracy sanity check -------------------------------------------
     print(f"\nSanity check: max position error over {T_CHECK:g} s at dt = {DT} (first order: ~0.049 m)")
     accuracy, final = {}, {}
@@ -392,6 +326,13 @@ def main(argv=None) -> int:
             print(f"  at t = {T_CHECK:g} s, {a} vs {b}: attitude differs by {angle:.3e} rad, "
                   f"omega_body by {dw:.3e} rad/s")
 
+    suite = None
+    if args.suite:
+        import suite_time
+
+        print("\nWhole book build and whole test suite (wall time)")
+        suite = suite_time.measure()
+
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(
@@ -403,6 +344,8 @@ def main(argv=None) -> int:
                     "ratios": {k: {str(n): v for n, v in d.items()} for k, d in ratios.items()},
                     "max_position_error_m": accuracy,
                     "final_state_difference": attitude,
+                    "constrained_us_per_step": constrained,
+                    "suite_seconds": suite,
                 },
                 fh,
                 indent=2,
