@@ -56,7 +56,7 @@ from ._errors import InputError
 from ._jit import njit
 from ._loads import _eval_loads, all_finite
 from ._scheme import STATUS_NEWTON, STATUS_NONFINITE, STATUS_OK, STATUS_SINGULAR, Scheme, _callback_loads
-from ._small import exp_scaled_into, matmul_into, reorthonormalize, rodrigues_into, solve3
+from ._small import exp_scaled_into, matmul_into, reorthonormalize, rodrigues_into, solve3, sub_hat
 from .so3 import _sinc_coeffs
 
 __all__ = ["GenAlpha", "gen_alpha_coefficients", "consistent_accelerations"]
@@ -146,30 +146,15 @@ def _body_terms(model, i, R, V, vd, F, T, rho, G, K, res, w, p, q, H):
         H[a, 0] = rho[a, 1] * w[2] - rho[a, 2] * w[1]
         H[a, 1] = rho[a, 2] * w[0] - rho[a, 0] * w[2]
         H[a, 2] = rho[a, 0] * w[1] - rho[a, 1] * w[0]
-    G[0, 1] += p[2]
-    G[0, 2] -= p[1]
-    G[1, 0] -= p[2]
-    G[1, 2] += p[0]
-    G[2, 0] += p[1]
-    G[2, 1] -= p[0]
-    H[0, 1] += p[2]
-    H[0, 2] -= p[1]
-    H[1, 0] -= p[2]
-    H[1, 2] += p[0]
-    H[2, 0] += p[1]
-    H[2, 1] -= p[0]
+    sub_hat(G, p)
+    sub_hat(H, p)
     # K = rho hat(wd) - hat(rho wd) + hat(w) H
     wd0, wd1, wd2 = vd[i, 3], vd[i, 4], vd[i, 5]
     for a in range(3):
         K[a, 0] = rho[a, 1] * wd2 - rho[a, 2] * wd1
         K[a, 1] = rho[a, 2] * wd0 - rho[a, 0] * wd2
         K[a, 2] = rho[a, 0] * wd1 - rho[a, 1] * wd0
-    K[0, 1] += q[2]
-    K[0, 2] -= q[1]
-    K[1, 0] -= q[2]
-    K[1, 2] += q[0]
-    K[2, 0] += q[1]
-    K[2, 1] -= q[0]
+    sub_hat(K, q)
     for b in range(3):
         K[0, b] += w[1] * H[2, b] - w[2] * H[1, b]
         K[1, b] += w[2] * H[0, b] - w[0] * H[2, b]

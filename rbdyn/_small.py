@@ -39,6 +39,17 @@ def exp_scaled_into(s, w, out):
 
 
 @njit
+def sub_hat(M, p):
+    """``M -= hat(p)``, the cross-product matrix of ``p``, in place (no temporary)."""
+    M[0, 1] += p[2]
+    M[0, 2] -= p[1]
+    M[1, 0] -= p[2]
+    M[1, 2] += p[0]
+    M[2, 0] += p[1]
+    M[2, 1] -= p[0]
+
+
+@njit
 def matmul_into(A, B, out):
     """``out = A @ B`` for 3x3 matrices."""
     for r in range(3):
