@@ -13,7 +13,7 @@ reference solutions; ``rbdyn.schemes()`` lists the
 time-stepping schemes; ``rbdyn.load_scenario`` reads a scenario file.
 """
 
-from . import exact, so3
+from . import exact, so3, verify
 from ._baselines import RK4, SymplecticEuler
 from ._rig import RigImp, RigNeg, RigPos
 from ._genalpha import GenAlpha  # after the RIG schemes: the import order is the registration order
@@ -38,6 +38,7 @@ __version__ = "0.1.0"
 __all__ = [
     "so3",
     "exact",
+    "verify",
     "simulate",
     "Trajectory",
     "System",

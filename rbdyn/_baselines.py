@@ -148,7 +148,9 @@ class SymplecticEuler(Scheme):
     label = "semi-implicit Euler"
     order = 1
     implicit = False
-    conserves = frozenset({"quaternion norm"})
+    conserves = frozenset({"linear momentum", "quaternion norm", "orthonormality"})
+    energy = "not conserved"
+    symmetric = False
     kernel = _advance_symplectic_euler
 
 
@@ -283,5 +285,7 @@ class RK4(Scheme):
     label = "classical RK4"
     order = 4
     implicit = False
-    conserves = frozenset({"quaternion norm"})
+    conserves = frozenset({"linear momentum", "quaternion norm", "orthonormality"})
+    energy = "not conserved"
+    symmetric = False
     kernel = _advance_rk4

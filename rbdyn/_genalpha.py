@@ -740,6 +740,8 @@ class GenAlpha(Scheme):
     order = 2
     implicit = True
     conserves = frozenset({"linear momentum", "orthonormality"})
+    energy = "not conserved"
+    symmetric = False
     supports_constraints = True
     constrained_order = 2
     kernel = _advance_gen_alpha

@@ -560,7 +560,9 @@ class RigPos(_Rig):
     order = 2
     constrained_order = 1
     implicit = False
-    conserves = frozenset({"orthonormality"})
+    conserves = frozenset({"linear momentum", "orthonormality"})
+    energy = "increases"
+    symmetric = False
 
     def _variant(self):
         return (float(_POS), 0.0, 0.0)
@@ -602,7 +604,9 @@ class RigNeg(_Rig):
     order = 2
     constrained_order = 2
     implicit = False
-    conserves = frozenset({"angular momentum", "orthonormality"})
+    conserves = frozenset({"linear momentum", "angular momentum", "orthonormality"})
+    energy = "decreases"
+    symmetric = False
 
     def _variant(self):
         return (float(_NEG), 0.0, 0.0)
@@ -647,7 +651,9 @@ class RigImp(_Rig):
     order = 2
     constrained_order = 2
     implicit = True
-    conserves = frozenset({"angular momentum", "orthonormality"})
+    conserves = frozenset({"linear momentum", "angular momentum", "orthonormality"})
+    energy = "bounded"
+    symmetric = True
 
     def __post_init__(self):
         super().__post_init__()

@@ -15,7 +15,9 @@ completed, ``counters[offset + k]`` the solver iterations of step ``k``.
 Each scheme class declares, as class attributes, the paper and the method's
 label in it, its order, whether it is implicit, what it conserves and
 whether it handles constraints, so that tests and book pages can loop over
-:func:`rbdyn.schemes`.
+:func:`rbdyn.schemes`. These declarations must equal the book's literature
+table (:func:`rbdyn.verify.literature`), which the tests check; expectations
+are read from the table, never from the declarations.
 """
 
 from __future__ import annotations
@@ -74,6 +76,11 @@ class Scheme:
         Subset of ``{"linear momentum", "angular momentum", "energy",
         "quaternion norm", "orthonormality"}`` preserved exactly (to
         round-off) in the absence of external loads.
+    energy : str
+        Long-time behaviour of the energy of a conservative motion:
+        ``"increases"``, ``"decreases"``, ``"bounded"`` or ``"not conserved"``.
+    symmetric : bool
+        Whether a step of ``-h`` undoes a step of ``h`` (time reversibility).
     supports_constraints : bool
         Whether bilateral constraints are handled.
     constrained_order : int or None
@@ -88,6 +95,8 @@ class Scheme:
     order: ClassVar[int]
     implicit: ClassVar[bool]
     conserves: ClassVar[frozenset]
+    energy: ClassVar[str]
+    symmetric: ClassVar[bool]
     supports_constraints: ClassVar[bool] = False
     constrained_order: ClassVar[int | None] = None
     kernel: ClassVar[object]

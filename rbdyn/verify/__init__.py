@@ -1,0 +1,49 @@
+"""The verification toolkit: what the tests, the pages and the benchmarks check against.
+
+Nothing here is computed by an rbdyn integrator.
+
+* :func:`literature`: the book's cited table of scheme properties (orders,
+  conservation, energy behaviour, symmetry);
+* :func:`fit_order`: the one rule for an observed order of convergence;
+* :func:`sign_changes`: crossing detection (interpolated, or Solfec's reading);
+* :func:`rigid_body_reference`, :func:`heavy_top_reference`,
+  :func:`pendulum_period`, :func:`double_pendulum_reference`: independent
+  high-accuracy references (closed forms of the free body are in
+  :mod:`rbdyn.exact`);
+* :func:`check`, :func:`check_true`: a page's acceptance checks, asserted and
+  published for the book's validation matrix.
+"""
+
+from ._acceptance import Check, check, check_true, checks, reset_checks
+from ._crossings import sign_changes
+from ._literature import ENERGY_BEHAVIOURS, PROPERTIES, SchemeProperties, literature
+from ._orders import OrderFit, fit_order
+from ._references import (
+    DoublePendulumSolution,
+    RigidBodySolution,
+    double_pendulum_reference,
+    heavy_top_reference,
+    pendulum_period,
+    rigid_body_reference,
+)
+
+__all__ = [
+    "literature",
+    "SchemeProperties",
+    "PROPERTIES",
+    "ENERGY_BEHAVIOURS",
+    "fit_order",
+    "OrderFit",
+    "sign_changes",
+    "rigid_body_reference",
+    "heavy_top_reference",
+    "RigidBodySolution",
+    "pendulum_period",
+    "double_pendulum_reference",
+    "DoublePendulumSolution",
+    "check",
+    "check_true",
+    "checks",
+    "reset_checks",
+    "Check",
+]

@@ -1,0 +1,86 @@
+"""The book's literature table of scheme properties (``literature.toml``).
+
+Expected orders and conservation properties are read from this table, never
+from a scheme's own class attributes: the unit tests check that the class
+attributes equal the table, and pages check the runs against the table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import tomllib
+from importlib import resources
+
+__all__ = ["SchemeProperties", "literature", "PROPERTIES", "ENERGY_BEHAVIOURS"]
+
+PROPERTIES = ("linear momentum", "angular momentum", "energy", "quaternion norm", "orthonormality")
+ENERGY_BEHAVIOURS = ("increases", "decreases", "bounded", "not conserved")
+
+
+@dataclasses.dataclass(frozen=True)
+class SchemeProperties:
+    """One row of the literature table.
+
+    Attributes
+    ----------
+    name : str
+        The scheme's name in rbdyn.
+    order : int
+        Global order without constraints.
+    constrained_order : int or None
+        Global order with constraints whose reactions turn the bodies; None
+        when the scheme does not handle constraints.
+    implicit : bool
+    conserves : frozenset of str
+        Subset of :data:`PROPERTIES` preserved to round-off without loads.
+    energy : str
+        One of :data:`ENERGY_BEHAVIOURS`.
+    symmetric : bool
+        Whether a step of ``-h`` undoes a step of ``h``.
+    sources : tuple of str
+        Keys of ``references.bib`` (and ``methods:...`` sections of the book).
+    note : str
+        The row's justification, in one paragraph.
+    """
+
+    name: str
+    order: int
+    constrained_order: int | None
+    implicit: bool
+    conserves: frozenset
+    energy: str
+    symmetric: bool
+    sources: tuple
+    note: str
+
+    @property
+    def citations(self) -> tuple:
+        """The bibliography keys of :attr:`sources` (without the methods sections)."""
+        return tuple(s for s in self.sources if not s.startswith("methods:"))
+
+
+@functools.cache
+def literature() -> dict[str, SchemeProperties]:
+    """The table, by scheme name, in the file's order."""
+    data = tomllib.loads(resources.files(__package__).joinpath("literature.toml").read_text(encoding="utf-8"))
+    rows = {}
+    for name, row in data.items():
+        conserves = frozenset(row["conserves"])
+        if not conserves <= set(PROPERTIES):
+            raise ValueError(f"literature.toml: {name}: unknown property in {sorted(conserves)}")
+        if row["energy"] not in ENERGY_BEHAVIOURS:
+            raise ValueError(f"literature.toml: {name}: energy must be one of {ENERGY_BEHAVIOURS}")
+        co = row["constrained_order"]
+        rows[name] = SchemeProperties(
+            name=name,
+            order=int(row["order"]),
+            constrained_order=None if co == "none" else int(co),
+            implicit=bool(row["implicit"]),
+            conserves=conserves,
+            energy=row["energy"],
+            symmetric=bool(row["symmetric"]),
+            sources=tuple(row["sources"]),
+            note=" ".join(row["note"].split()),
+        )
+    return rows
