@@ -53,11 +53,20 @@ def ensure_venv():
     STAMP.write_text(digest + "\n")
 
 
+# Everything a build leaves that could show results of an older rbdyn: the HTML, Sphinx's environment
+# (it skips pages whose source did not change, so a change in rbdyn/ alone would reach no page), the
+# executed notebooks and their cache, and the acceptance records of the validation matrix.
+STALE = ("html", ".doctrees", "jupyter_execute", ".jupyter_cache", "checks")
+
+
 def book(args):
-    # Force a full re-execution: a cached page would show numbers from an older rbdyn.
-    shutil.rmtree(ROOT / "_build" / ".jupyter_cache", ignore_errors=True)
+    build = ROOT / "_build"
+    for name in STALE:
+        shutil.rmtree(build / name, ignore_errors=True)
+    env = environment()
+    env["RBDYN_CHECKS_DIR"] = str(build / "checks")  # rbdyn.verify.check writes the matrix's records here
     cmd = [BIN / "jupyter-book", "build", ".", "-W", "-n", "--keep-going", *args]
-    status = subprocess.run([str(c) for c in cmd], cwd=ROOT, env=environment()).returncode
+    status = subprocess.run([str(c) for c in cmd], cwd=ROOT, env=env).returncode
     print(f"dev.py: HTML in {ROOT / '_build' / 'html' / 'index.html'}"
           + ("" if status == 0 else f" (build FAILED, exit status {status})"))
     return status

@@ -1,0 +1,143 @@
+"""Sphinx extension: the validation matrix of the book, made from the pages' own acceptance checks.
+
+Every page's acceptance cell calls :func:`rbdyn.verify.check`, which asserts the check and, when the
+environment variable ``RBDYN_CHECKS_DIR`` is set, writes the page's records to
+``$RBDYN_CHECKS_DIR/<page>.json``. Sphinx executes every page while it *reads* the sources; the
+``validation-matrix`` directive leaves a placeholder that is filled when the doctrees are *resolved*,
+after every page has run, with one row per check and one column per scheme. The same records are
+written to ``validation-matrix.json`` in the HTML output, so that a release can be compared with the
+previous one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.util.docutils import SphinxDirective
+
+_CSS = """
+table.rbdyn-matrix { font-size: 0.8em; border-collapse: collapse; }
+table.rbdyn-matrix td, table.rbdyn-matrix th { padding: 0.15em 0.4em; white-space: nowrap; }
+table.rbdyn-matrix td.rbdyn-pass { background: #d8f0d8; }
+table.rbdyn-matrix td.rbdyn-fail { background: #f6d0d0; font-weight: bold; }
+div.rbdyn-matrix-wrap { overflow-x: auto; max-width: 100%; }
+"""
+
+
+class matrix_placeholder(nodes.General, nodes.Element):
+    """Replaced by the matrix once every page has been executed."""
+
+
+class ValidationMatrix(SphinxDirective):
+    has_content = False
+
+    def run(self):
+        return [matrix_placeholder()]
+
+
+def _records(app):
+    folder = os.environ.get("RBDYN_CHECKS_DIR")
+    if not folder or not Path(folder).is_dir():
+        return []
+    out = []
+    for path in sorted(Path(folder).glob("*.json")):
+        out.extend(json.loads(path.read_text(encoding="utf-8")))
+    return out
+
+
+def _fmt(x):
+    return "0" if x == 0 else f"{x:.2g}"
+
+
+def _table(app, fromdocname, records):
+    schemes = sorted({r["scheme"] for r in records if r["scheme"]}, key=_scheme_order(app))
+    cols = ["page", "check"] + schemes + ["(set-up)"]
+    rows = {}
+    for r in records:
+        rows.setdefault((r["page"], r["name"]), {})[r["scheme"] or "(set-up)"] = r
+    table = nodes.table(classes=["rbdyn-matrix"])
+    group = nodes.tgroup(cols=len(cols))
+    table += group
+    for _ in cols:
+        group += nodes.colspec(colwidth=1)
+    head = nodes.thead()
+    group += head
+    hrow = nodes.row()
+    for c in cols:
+        hrow += nodes.entry("", nodes.paragraph(text=c))
+    head += hrow
+    body = nodes.tbody()
+    group += body
+    order = {doc: k for k, doc in enumerate(_toc_order(app))}
+    for (page, name), cells in sorted(rows.items(), key=lambda kv: (order.get(kv[0][0], 1e9), kv[0][0])):
+        row = nodes.row()
+        ref = nodes.reference("", page.split("/")[-1], internal=True,
+                              refuri=app.builder.get_relative_uri(fromdocname, page))
+        row += nodes.entry("", nodes.paragraph("", "", ref))
+        row += nodes.entry("", nodes.paragraph(text=name))
+        for c in cols[2:]:
+            r = cells.get(c)
+            if r is None:
+                row += nodes.entry("", nodes.paragraph(text=""))
+                continue
+            text = f"{_fmt(r['measured'])} ≤ {_fmt(r['tolerance'])}"
+            row += nodes.entry("", nodes.paragraph(text=text), classes=["rbdyn-pass" if r["passed"] else "rbdyn-fail"])
+        body += row
+    wrap = nodes.container(classes=["rbdyn-matrix-wrap"])
+    wrap += table
+    return wrap
+
+
+def _scheme_order(app):
+    try:
+        import rbdyn
+
+        names = list(rbdyn.schemes())
+    except Exception:  # the book cannot build without rbdyn anyway
+        names = []
+    return lambda s: (names.index(s) if s in names else len(names), s)
+
+
+def _toc_order(app):
+    # Document names in the order of the table of contents (sphinx-external-toc keeps it).
+    toc = getattr(app.env, "external_site_map", None)
+    if toc is not None:
+        try:
+            return [d for d in toc]
+        except TypeError:
+            pass
+    return sorted(app.env.found_docs)
+
+
+def _resolve(app, doctree, fromdocname):
+    placeholders = list(doctree.findall(matrix_placeholder))
+    if not placeholders:
+        return
+    records = _records(app)
+    for node in placeholders:
+        if not records:
+            node.replace_self(nodes.paragraph(text="(no acceptance checks were recorded: RBDYN_CHECKS_DIR unset)"))
+            continue
+        node.replace_self(_table(app, fromdocname, records))
+
+
+def _write_outputs(app, exception):
+    if exception is not None or app.builder.format != "html":
+        return
+    records = _records(app)
+    Path(app.outdir, "validation-matrix.json").write_text(json.dumps(records, indent=1), encoding="utf-8")
+    static = Path(app.outdir, "_static")
+    static.mkdir(exist_ok=True)
+    (static / "rbdyn-matrix.css").write_text(_CSS, encoding="utf-8")
+
+
+def setup(app):
+    app.add_node(matrix_placeholder)
+    app.add_directive("validation-matrix", ValidationMatrix)
+    app.connect("doctree-resolved", _resolve)
+    app.connect("build-finished", _write_outputs)
+    app.add_css_file("rbdyn-matrix.css")
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
