@@ -22,6 +22,7 @@ import pytest
 from scipy.integrate import solve_ivp
 
 import rbdyn
+from rbdyn import verify
 from rbdyn import so3
 
 SCHEMES = list(rbdyn.schemes())
@@ -82,10 +83,10 @@ def test_symmetric_top_closed_form_against_solve_ivp():
 
 
 def fitted_order(hs, errs):
-    hs, errs = np.asarray(hs), np.asarray(errs)
-    keep = errs > ROUNDOFF_FLOOR
-    assert keep.sum() >= 3, f"too few errors above round-off to fit an order: {errs}"
-    return float(np.polyfit(np.log(hs[keep]), np.log(errs[keep]), 1)[0])
+    """The book's order rule (rbdyn.verify.fit_order), on at least 3 points above round-off."""
+    fit = verify.fit_order(hs, errs, floor=ROUNDOFF_FLOOR)
+    assert fit.errors.size >= 3, f"too few errors above round-off to fit an order: {errs}"
+    return fit.order
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
@@ -100,7 +101,7 @@ def test_order_of_convergence_symmetric_top(scheme):
         R, W = traj.R_world_body[-1, 0], traj.omega_body[-1, 0]
         hs.append(h)
         errs.append(np.linalg.norm(so3.log(R_ex.T @ R)) + np.linalg.norm(W - W_ex))
-    order = rbdyn.schemes()[scheme].order
+    order = verify.literature()[scheme].order
     slope = fitted_order(hs, errs)
     assert abs(slope - order) <= ORDER_TOL, (scheme, order, slope, errs)
     assert errs[0] < 0.5  # the coarsest run is already in the asymptotic range
@@ -149,7 +150,7 @@ def test_projectile_translation_error(scheme):
         errs.append(float(np.max(np.linalg.norm(traj.x_com[:, 0] - x_ex, axis=1))))
     if max(errs) < 1e-10:
         return  # exact for a parabola (rk4, the RIG schemes' half-step update)
-    order = rbdyn.schemes()[scheme].order
+    order = verify.literature()[scheme].order
     slope = fitted_order(hs, errs)
     assert abs(slope - order) <= ORDER_TOL, (scheme, order, slope, errs)
 

@@ -11,10 +11,9 @@ import math
 
 import numpy as np
 import pytest
-from scipy.integrate import solve_ivp
-from scipy.special import ellipk
 
 import rbdyn
+from rbdyn import verify
 from jitcheck import with_and_without_jit
 from rbdyn._constraints import lu_solve_inplace
 
@@ -24,12 +23,6 @@ G_PEND = math.pi**2
 
 def pendulum():
     return rbdyn.load_scenario("pendulum-solfec").system
-
-
-def crossing_times(t, y):
-    """Times where ``y`` changes sign (strictly), by linear interpolation."""
-    k = np.flatnonzero(y[:-1] * y[1:] < 0.0)
-    return t[k] - y[k] * (t[k + 1] - t[k]) / (y[k + 1] - y[k])
 
 
 def test_rig_schemes_declare_constraint_support():
@@ -44,8 +37,8 @@ def test_pendulum_length_exact_and_period(scheme):
     # position level: the rod keeps its length to round-off at every step
     assert traj.constraint.max() <= 1e-14
     # period from the interpolated zero crossings of v_z (4 per period): 1 and 10 periods
-    tc = crossing_times(traj.t, traj.v_com[:, 0, 2])
-    T_exact = 4.0 * math.sqrt(1.0 / G_PEND) * ellipk(0.5)  # k^2 = sin^2(pi/4)
+    tc = verify.sign_changes(traj.t, traj.v_com[:, 0, 2])
+    T_exact = verify.pendulum_period(1.0, G_PEND, math.pi / 2)
     assert len(tc) >= 41
     # second order: the error is ~3e-7 relative at h = 1e-3
     assert abs(tc[3] - T_exact) <= 1e-6 * T_exact, tc[3]
@@ -59,34 +52,14 @@ def test_pendulum_length_exact_and_period(scheme):
 
 def test_pendulum_energy_and_period_converge_at_order_two():
     errs = []
-    T_exact = 4.0 * math.sqrt(1.0 / G_PEND) * ellipk(0.5)
+    T_exact = verify.pendulum_period(1.0, G_PEND, math.pi / 2)
     for h in (4e-3, 2e-3, 1e-3):
         traj = rbdyn.simulate(pendulum(), "rig_neg", h, 2.5)
-        tc = crossing_times(traj.t, traj.v_com[:, 0, 2])
+        tc = verify.sign_changes(traj.t, traj.v_com[:, 0, 2])
         errs.append((abs(tc[3] - T_exact), np.max(np.abs(traj.energy - G_PEND))))
     errs = np.array(errs)
     orders = np.log2(errs[:-1] / errs[1:])
     assert np.all(np.abs(orders - 2.0) < 0.1), orders
-
-
-def double_pendulum_reference(t_eval, theta0=(math.pi / 2, math.pi / 2), g=9.81):
-    """Planar double pendulum of unit masses and rods in its angles (Lagrange), DOP853."""
-
-    def rhs(_, y):
-        a, b, wa, wb = y
-        d = a - b
-        # [[2, cos d], [cos d, 1]] [a'', b''] = [-wb^2 sin d - 2 g sin a, wa^2 sin d - g sin b]
-        M = np.array([[2.0, math.cos(d)], [math.cos(d), 1.0]])
-        f = np.array([-wb * wb * math.sin(d) - 2.0 * g * math.sin(a), wa * wa * math.sin(d) - g * math.sin(b)])
-        acc = np.linalg.solve(M, f)
-        return [wa, wb, acc[0], acc[1]]
-
-    sol = solve_ivp(rhs, (0.0, t_eval[-1]), [theta0[0], theta0[1], 0.0, 0.0], method="DOP853",
-                    rtol=1e-13, atol=1e-13, t_eval=t_eval)
-    a, b = sol.y[0], sol.y[1]
-    upper = np.stack([np.sin(a), np.zeros_like(a), -np.cos(a)], axis=1)
-    lower = upper + np.stack([np.sin(b), np.zeros_like(b), -np.cos(b)], axis=1)
-    return upper, lower
 
 
 @pytest.mark.parametrize("scheme", RIG)
@@ -95,7 +68,8 @@ def test_double_pendulum_against_minimal_coordinates(scheme):
     errors = []
     for h in (2e-3, 1e-3):
         traj = rbdyn.simulate(system, scheme, h, 2.0, every=int(round(0.01 / h)))
-        upper, lower = double_pendulum_reference(traj.t)
+        ref = verify.double_pendulum_reference(traj.t, (math.pi / 2, math.pi / 2))
+        upper, lower = ref.upper, ref.lower
         err = max(np.max(np.abs(traj.x_com[:, 0] - upper)), np.max(np.abs(traj.x_com[:, 1] - lower)))
         errors.append(err)
         assert traj.constraint.max() <= 1e-13
@@ -134,7 +108,7 @@ def test_spherical_joint_top_matches_the_pivoted_top(scheme):
         # adds its rate equation's iterations, about 2 per constraint pass)
         assert a.iterations.mean() <= (6.0 if rbdyn.schemes()[scheme].implicit else 1.1)
     # the declared order with constraints (RIG_POS: 1, see its docstring)
-    order = rbdyn.schemes()[scheme].constrained_order
+    order = verify.literature()[scheme].constrained_order
     assert abs(math.log2(diffs[0] / diffs[1]) - order) < 0.2, diffs
     assert diffs[1] <= (2e-3 if order == 1 else 1e-5), diffs
 

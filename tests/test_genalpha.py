@@ -14,10 +14,9 @@ import sys
 
 import numpy as np
 import pytest
-from scipy.integrate import solve_ivp
 
 import rbdyn
-from rbdyn import so3
+from rbdyn import so3, verify
 from rbdyn._genalpha import GenAlpha, consistent_accelerations, gen_alpha_coefficients
 
 ORDER_TOL = 0.3
@@ -50,22 +49,12 @@ def quat_distance(q, p):
 
 
 def fitted_order(hs, errs):
-    return float(np.polyfit(np.log(hs), np.log(errs), 1)[0])
+    return verify.fit_order(hs, errs).order
 
 
 def pivoted_top_reference(t_eval, J_O, c, m, g, R0, W0, rtol=1e-13):
-    """A top about a fixed point in (R, W): DOP853. Returns R at t_eval."""
-    J_inv = np.linalg.inv(J_O)
-
-    def rhs(t, y):
-        R, W = y[:9].reshape(3, 3), y[9:]
-        torque = R.T @ np.cross(R @ c, m * g)
-        return np.concatenate([(R @ so3.hat(W)).ravel(), J_inv @ (torque - np.cross(W, J_O @ W))])
-
-    sol = solve_ivp(rhs, (0.0, t_eval[-1]), np.concatenate([R0.ravel(), W0]), method="DOP853",
-                    rtol=rtol, atol=rtol, t_eval=t_eval)
-    assert sol.success
-    return [sol.y[:9, k].reshape(3, 3) for k in range(len(t_eval))]
+    """A top about a fixed point (rbdyn.verify's DOP853). Returns R at t_eval."""
+    return list(verify.heavy_top_reference(J_O, c, m, g, R0, W0, t_eval, rtol=rtol).R_world_body)
 
 
 # ---------------------------------------------------------------------------
@@ -324,26 +313,22 @@ def test_internal_joint_conserves_linear_momentum():
 
 
 def test_double_pendulum_second_order_against_minimal_coordinates():
-    from test_constraints import double_pendulum_reference
 
     system = rbdyn.load_scenario("double-pendulum").system
     errors = []
     for h in (2e-3, 1e-3):
         traj = rbdyn.simulate(system, "gen_alpha", h, 2.0, every=int(round(0.01 / h)))
-        upper, lower = double_pendulum_reference(traj.t)
+        ref = verify.double_pendulum_reference(traj.t, (math.pi / 2, math.pi / 2))
+        upper, lower = ref.upper, ref.lower
         errors.append(max(np.abs(traj.x_com[:, 0] - upper).max(), np.abs(traj.x_com[:, 1] - lower).max()))
     assert errors[1] <= 1e-3, errors
     assert abs(math.log2(errors[0] / errors[1]) - 2.0) < ORDER_TOL, errors
 
 
 def test_pendulum_period():
-    from scipy.special import ellipk
-
     traj = rbdyn.load_scenario("pendulum-solfec").run(scheme="gen_alpha", t_end=5.0, every=1)
-    vz = traj.v_com[:, 0, 2]
-    k = np.flatnonzero(vz[:-1] * vz[1:] < 0.0)
-    tc = traj.t[k] - vz[k] * (traj.t[k + 1] - traj.t[k]) / (vz[k + 1] - vz[k])
-    T_exact = 4.0 * math.sqrt(1.0 / math.pi**2) * ellipk(0.5)
+    tc = verify.sign_changes(traj.t, traj.v_com[:, 0, 2])
+    T_exact = verify.pendulum_period(1.0, math.pi**2, math.pi / 2)
     assert abs(tc[3] - T_exact) <= 1e-5 * T_exact, (tc[3], T_exact)
     assert traj.constraint.max() <= 1e-10
 

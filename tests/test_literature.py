@@ -1,0 +1,199 @@
+"""The schemes against the book's literature table (``rbdyn.verify.literature``).
+
+Two kinds of test:
+
+* the binding: every registered scheme has a row, and each declared class
+  attribute equals the table, so that editing a scheme's declared order,
+  ``conserves`` set, energy behaviour or symmetry alone fails here;
+* the behaviour: every property the *table* lists holds in a run built to
+  test it, and every conservation property it does not list is visibly
+  violated in the same run, so that a false row fails too.
+
+Expectations come from the table only, never from the class attributes.
+"""
+
+import numpy as np
+import pytest
+
+import rbdyn
+from rbdyn import so3, verify
+
+TABLE = verify.literature()
+NAMES = list(rbdyn.schemes())
+
+
+def test_every_scheme_has_a_row_and_every_row_a_scheme():
+    assert set(TABLE) == set(NAMES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_declared_attributes_equal_the_table(name):
+    cls, row = rbdyn.schemes()[name], TABLE[name]
+    assert cls.order == row.order
+    assert cls.constrained_order == row.constrained_order
+    assert cls.supports_constraints == (row.constrained_order is not None)
+    assert cls.implicit == row.implicit
+    assert cls.conserves == row.conserves
+    assert cls.energy == row.energy
+    assert cls.symmetric == row.symmetric
+
+
+def test_table_cites_known_bibliography_keys():
+    from pathlib import Path
+
+    bib = (Path(__file__).resolve().parents[1] / "references.bib").read_text(encoding="utf-8")
+    for row in TABLE.values():
+        assert row.citations, row.name
+        for key in row.citations:
+            assert "{" + key + "," in bib, (row.name, key)
+
+
+# -- runs built to test one property each -----------------------------------------------------------
+
+
+def tumbling_box():
+    """An asymmetric box spinning near its unstable axis, no loads: L and E are invariants."""
+    J = rbdyn.box_inertia(10.0, (0.1, 0.4, 0.9))
+    box = rbdyn.RigidBody("box", 10.0, J, velocity=(-0.9, 0.4, 0.1), omega_body=(0.1, 5.0, 0.1))
+    return rbdyn.System([box])
+
+
+def two_bodies(joined):
+    """Two free bodies in zero gravity, joined at a point away from both mass centres if asked."""
+    J = rbdyn.box_inertia(1.0, (0.2, 0.3, 0.4))
+    a = rbdyn.RigidBody("a", 1.0, J, velocity=(0.1, 0.2, 0.3), omega_body=(1.0, 2.0, 3.0))
+    b = rbdyn.RigidBody("b", 2.0, 2 * J, position=(0.2, 0.3, 0.4), velocity=(-0.1, 0.0, 0.1), omega_body=(-2.0, 1.0, 0.5))
+    joints = [rbdyn.SphericalJoint("a", point_body=(0.1, 0.15, 0.2), other="b")] if joined else []
+    return rbdyn.System([a, b], constraints=joints)
+
+
+def world_angular_momentum(traj):
+    """R J Omega of the (single) body about its mass centre, from the trajectory."""
+    J = rbdyn.box_inertia(10.0, (0.1, 0.4, 0.9))
+    return np.einsum("nij,jk,nk->ni", traj.R_world_body[:, 0], J, traj.omega_body[:, 0])
+
+
+@pytest.fixture(scope="module")
+def box_runs():
+    """Every scheme on the tumbling box, 3 s at h = 0.01 (large enough to show what is not conserved)."""
+    return {name: rbdyn.simulate(tumbling_box(), name, 0.01, 3.0) for name in NAMES}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_angular_momentum_as_the_table_says(name, box_runs):
+    L = world_angular_momentum(box_runs[name])
+    change = np.max(np.linalg.norm(L - L[0], axis=1)) / np.linalg.norm(L[0])
+    if "angular momentum" in TABLE[name].conserves:
+        assert change <= 1e-13, change
+    else:
+        # far above round-off: a false claim of conservation fails here
+        assert change >= 1e-8, change
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_energy_of_the_free_box_as_the_table_says(name, box_runs):
+    E = box_runs[name].energy
+    change = np.max(np.abs(E - E[0])) / E[0]
+    if "energy" in TABLE[name].conserves:
+        assert change <= 1e-13, change
+    else:
+        assert change >= 1e-9, change
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_rotation_properties_as_the_table_says(name, box_runs):
+    traj = box_runs[name]
+    if "orthonormality" in TABLE[name].conserves:
+        err = max(so3.orthonormality_error(R) for R in traj.R_world_body[:, 0])
+        assert err <= 1e-14, err
+    if "quaternion norm" in TABLE[name].conserves:
+        q = traj.quat_wxyz[:, 0]
+        assert np.max(np.abs(np.linalg.norm(q, axis=1) - 1.0)) <= 1e-14
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_linear_momentum_as_the_table_says(name):
+    joined = TABLE[name].constrained_order is not None  # an internal joint where the scheme handles one
+    traj = rbdyn.simulate(two_bodies(joined), name, 1e-3, 0.5, every=50)
+    p = traj.linear_momentum
+    change = np.max(np.abs(p - p[0]))
+    if "linear momentum" in TABLE[name].conserves:
+        assert change <= 1e-13, change
+    else:
+        assert change >= 1e-9, change
+
+
+def test_every_conservation_property_is_tested_above():
+    tested = {"angular momentum", "energy", "orthonormality", "quaternion norm", "linear momentum"}
+    assert set(verify.PROPERTIES) == tested
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_energy_behaviour_on_the_solfec_top(name):
+    """Solfec's heavy top for 10 s at h = 0.009, its coarsest step: the energy's trend.
+
+    A scheme without a stated behaviour only has to change the energy; first-order schemes run at
+    h = 0.001 (the explicit gyroscopic term of symplectic_euler does not survive 0.009 at 50 rad/s).
+    """
+    behaviour = TABLE[name].energy
+    h = 0.001 if TABLE[name].order == 1 else 0.009
+    traj = rbdyn.load_scenario("heavy-top-solfec").run(scheme=name, dt=h, t_end=10.0, every=1)
+    E = traj.energy
+    dev = (E - E[0]) / abs(E[0])
+    third = len(dev) // 3
+    trend = dev[-third:].mean() - dev[:third].mean()  # growth between the first and last thirds
+    spread = np.max(np.abs(dev))
+    if behaviour == "increases":
+        assert dev[-1] > 0 and trend > 0.5 * spread, (dev[-1], trend, spread)
+    elif behaviour == "decreases":
+        assert dev[-1] < 0 and trend < -0.5 * spread, (dev[-1], trend, spread)
+    elif behaviour == "bounded":
+        # no trend: the mean moves by less than a tenth of the oscillation's size
+        assert abs(trend) <= 0.1 * spread, (trend, spread)
+    else:
+        assert behaviour == "not conserved"
+        assert spread >= 1e-10, spread
+
+
+def _step_there_and_back(name, system, h):
+    """One step of ``h`` then one of ``-h`` through the scheme's kernel; returns (start, end) states."""
+    scheme = rbdyn.get_scheme(name)
+    carry = scheme.init(system, system.initial_state())
+    start = [a.copy() for a in carry[:4]]
+    counters = np.zeros(2, dtype=np.int64)
+    code, _ = scheme.advance(system, carry, 0.0, h, 1, counters, 0)
+    assert code == 0
+    code, _ = scheme.advance(system, carry, h, -h, 1, counters, 1)
+    assert code == 0
+    return start, carry[:4]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_time_symmetry_as_the_table_says(name):
+    """A symmetric step is undone by the step of -h (free box; no loads that depend on time)."""
+    h = 0.1  # h |omega| = 0.5: the defect of a non-symmetric step is far above round-off
+    start, end = _step_there_and_back(name, tumbling_box(), h)
+    back = max(so3.rotation_distance(end[1][0], start[1][0]),
+               np.max(np.abs(end[3][0] - start[3][0])) / np.linalg.norm(start[3][0]))
+    if TABLE[name].symmetric:
+        assert back <= 1e-13, back
+    else:
+        # a non-symmetric second-order step misses the start by O(h^3) at least
+        assert back >= 1e-8, back
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_order_on_the_pivoted_heavy_top(name):
+    """Observed order against an independent DOP853 reference, fitted by the book's rule."""
+    sc = rbdyn.load_scenario("heavy-top-solfec")
+    body = sc.system.bodies[0]  # pivoted: its inertia is about the pivot
+    t_end = 10.0  # Solfec's horizon; at 1 s symplectic_euler's first-order term has not yet grown
+    ref = verify.heavy_top_reference(
+        body.inertia, body.com_body, body.mass, sc.system.gravity, body.R_world_body, body.omega_body, [0.0, t_end], rtol=1e-13)
+    # steps in each order's asymptotic range over 10 s of a 50 rad/s spin
+    hs = {1: [1e-4, 5e-5, 2.5e-5], 2: [2e-3, 1e-3, 5e-4], 4: [2e-2, 1e-2, 5e-3]}[TABLE[name].order]
+    errs = [so3.rotation_distance(sc.run(scheme=name, dt=h, t_end=t_end, every=10**6).R_world_body[-1, 0],
+                                  ref.R_world_body[-1]) for h in hs]
+    fit = verify.fit_order(hs, errs, floor=1e-12)
+    assert abs(fit.order - TABLE[name].order) <= 0.3, (fit.order, errs)
+
