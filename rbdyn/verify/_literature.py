@@ -33,9 +33,9 @@ class SchemeProperties:
         when the scheme does not handle constraints.
     implicit : bool
     conserves : frozenset of str
-        Subset of :data:`PROPERTIES` preserved to round-off without loads.
+        Subset of ``PROPERTIES`` preserved to round-off without loads.
     energy : str
-        One of :data:`ENERGY_BEHAVIOURS`.
+        One of ``ENERGY_BEHAVIOURS``.
     symmetric : bool
         Whether a step of ``-h`` undoes a step of ``h``.
     sources : tuple of str
