@@ -55,7 +55,7 @@ from ._constraints import C_BODIES, C_BODY, C_KIND, C_LENGTH, C_POINT, C_ROW, KI
 from ._errors import InputError
 from ._jit import njit
 from ._loads import _eval_loads, all_finite
-from ._scheme import STATUS_NEWTON, STATUS_NONFINITE, STATUS_OK, STATUS_SINGULAR, Scheme, _callback_loads
+from ._scheme import STATUS_NEWTON, STATUS_NONFINITE, STATUS_OK, STATUS_SINGULAR, Scheme, _callback_loads, _isfinite
 from ._small import exp_scaled_into, matmul_into, reorthonormalize, rodrigues_into, solve3, sub_hat
 from .so3 import _sinc_coeffs
 
@@ -749,12 +749,12 @@ class GenAlpha(Scheme):
     def __post_init__(self):
         value = self.rho_inf
         bad = isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating))
-        if bad or not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        if bad or not _isfinite(value) or not 0.0 <= value <= 1.0:
             raise InputError(f"scheme.{self.name}.rho_inf", f"must be a number in [0, 1], got {value!r}")
         self._check_positive("newton_atol")
         rtol = self.newton_rtol
         bad = isinstance(rtol, bool) or not isinstance(rtol, (int, float, np.integer, np.floating))
-        if bad or not math.isfinite(rtol) or rtol < 0:
+        if bad or not _isfinite(rtol) or rtol < 0:
             raise InputError(f"scheme.{self.name}.newton_rtol", f"must be a finite number >= 0, got {rtol!r}")
         self._check_positive("newton_max_iter", integer=True)
 

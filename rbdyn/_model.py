@@ -47,8 +47,8 @@ __all__ = [
 def _finite_array(value, shape, fld: str) -> np.ndarray:
     try:
         arr = np.array(value, dtype=float)
-    except (TypeError, ValueError):
-        raise InputError(fld, f"must be an array of numbers of shape {shape}, got {value!r}") from None
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(fld, f"must be an array of numbers of shape {shape}, got {_short(value)}") from None
     if arr.shape != shape:
         raise InputError(fld, f"must have shape {shape}, got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):
@@ -56,10 +56,19 @@ def _finite_array(value, shape, fld: str) -> np.ndarray:
     return arr
 
 
+def _short(value, limit: int = 60) -> str:
+    """repr of a user's value, cut to ``limit`` characters (errors are one line)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _finite_scalar(value, fld: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise InputError(fld, f"must be a number, got {value!r}")
-    v = float(value)
+        raise InputError(fld, f"must be a number, got {_short(value)}")
+    try:
+        v = float(value)
+    except OverflowError:  # an integer beyond the float range
+        raise InputError(fld, "must be a finite number (at most about 1.8e308 in size)") from None
     if not math.isfinite(v):
         raise InputError(fld, "must be a finite number")
     return v
@@ -69,6 +78,8 @@ def _positive(value, fld: str) -> float:
     v = _finite_scalar(value, fld)
     if v <= 0.0:
         raise InputError(fld, f"must be > 0, got {v!r}")
+    if not math.isfinite(1.0 / v):  # its inverse enters every step
+        raise InputError(fld, f"must be > 0 with a finite inverse, got {v!r}")
     return v
 
 
@@ -83,7 +94,14 @@ def _inertia(value, fld: str, what: str = "") -> np.ndarray:
     scale = np.max(np.abs(J))
     if np.max(np.abs(J - J.T)) > 1e-12 * max(scale, 1e-300):
         raise InputError(fld, "must be a symmetric 3x3 matrix (or 3 principal moments)")
-    eig = np.linalg.eigvalsh(0.5 * (J + J.T))
+    overflow = InputError(fld, f"{what}must be of moderate size: its principal moments or its inverse overflow")
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            eig = np.linalg.eigvalsh(0.5 * (J + J.T))
+    except np.linalg.LinAlgError:
+        raise overflow from None
+    if not np.all(np.isfinite(eig)):
+        raise overflow
     if eig[0] <= 0.0:
         raise InputError(fld, f"{what}must be positive definite, got principal moments {eig.tolist()}")
     # A real mass distribution has I1 <= I2 + I3 (any point of reference).
@@ -93,6 +111,8 @@ def _inertia(value, fld: str, what: str = "") -> np.ndarray:
             f"{what}principal moments must satisfy the triangle inequality "
             f"(largest <= sum of the other two), got {eig.tolist()}",
         )
+    if not math.isfinite(1.0 / eig[0]):  # the kernels use the inverse
+        raise overflow
     return 0.5 * (J + J.T)
 
 
@@ -102,8 +122,12 @@ def _rotation(quat_wxyz, R_world_body, rotvec, fld: str) -> np.ndarray:
         raise InputError(fld, f"give one orientation, not {' and '.join(given)}")
     if quat_wxyz is not None:
         q = _finite_array(quat_wxyz, (4,), f"{fld}.quat_wxyz")
+        big = np.max(np.abs(q))
+        if not big > 0.0:
+            raise InputError(f"{fld}.quat_wxyz", "must be a non-zero quaternion (w, x, y, z)")
+        q = q / big  # scaled first: the norm of a quaternion of huge components would overflow
         n = np.linalg.norm(q)
-        if n < 1e-12:
+        if n * big < 1e-12:
             raise InputError(f"{fld}.quat_wxyz", "must be a non-zero quaternion (w, x, y, z)")
         return so3.quat_wxyz_to_matrix(q / n)
     if R_world_body is not None:
@@ -115,7 +139,10 @@ def _rotation(quat_wxyz, R_world_body, rotvec, fld: str) -> np.ndarray:
             )
         return R
     if rotvec is not None:
-        return so3.exp(_finite_array(rotvec, (3,), f"{fld}.rotvec"))
+        R = so3.exp(_finite_array(rotvec, (3,), f"{fld}.rotvec"))
+        if not np.all(np.isfinite(R)):  # |rotvec|^2 overflowed
+            raise InputError(f"{fld}.rotvec", "its length (an angle in radians) must be of moderate size, e.g. below 1e6")
+        return R
     return np.eye(3)
 
 
@@ -169,8 +196,10 @@ class RigidBody:
     com_body: np.ndarray | None = None
 
     def __post_init__(self):
-        if not isinstance(self.name, str) or not self.name or any(c in self.name for c in " ,.\"'\n"):
-            raise InputError("body.name", f"must be a non-empty name without spaces, commas, dots or quotes, got {self.name!r}")
+        if (not isinstance(self.name, str) or not self.name or not self.name.isprintable()
+                or any(c in self.name for c in " ,.\"'") or len(self.name) > 200):
+            raise InputError("body.name", "must be a CSV column name: 1 to 200 printable characters other than "
+                                          f"space, comma, dot and quotes, got {_short(self.name)}")
         where = f"body.{self.name}"
         put = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731 (frozen dataclass)
         put("mass", _positive(self.mass, f"{where}.mass"))
@@ -181,7 +210,7 @@ class RigidBody:
         put("quat_wxyz", so3.matrix_to_quat_wxyz(R))
         put("rotvec", None)
         if self.pivot is None:
-            if self.com_body is not None and np.any(_finite_array(self.com_body, (3,), f"{where}.com_body") != 0.0):
+            if self.com_body is not None:
                 raise InputError(f"{where}.com_body", "is only allowed with a pivot (a free body's origin is its mass centre)")
             put("com_body", np.zeros(3))
             put("position", _finite_array(self.position, (3,), f"{where}.position"))
@@ -194,6 +223,25 @@ class RigidBody:
             _inertia(self.inertia_com, f"{where}.inertia", "about the mass centre (inertia - m(|c|²I - ccᵀ)) ")
             put("position", self.pivot + R @ self.com_body)
             put("velocity", R @ np.cross(self.omega_body, self.com_body))
+        # Derived quantities must be finite too: inputs of finite but huge size can overflow them.
+        with np.errstate(over="ignore", invalid="ignore"):
+            derived = {
+                "kinetic energy": 0.5 * self.mass * float(self.velocity @ self.velocity)
+                + 0.5 * float(self.omega_body @ self.inertia @ self.omega_body),
+                "linear momentum": self.mass * np.linalg.norm(self.velocity),
+                "angular momentum": np.linalg.norm(self.inertia @ self.omega_body),
+                "inertia about the mass centre": float(np.max(np.abs(self.inertia_com))),
+            }
+        for what, value in derived.items():
+            if not math.isfinite(value):
+                raise InputError(where, f"its initial {what} overflows: give masses, inertias and velocities of moderate size")
+        # Frozen: a change to an array after System() must not change the next run.
+        for key in ("inertia", "omega_body", "R_world_body", "quat_wxyz", "com_body", "position", "velocity", "pivot"):
+            arr = getattr(self, key)
+            if isinstance(arr, np.ndarray):
+                arr = arr.copy()
+                arr.setflags(write=False)
+                put(key, arr)
 
     @property
     def pivoted(self) -> bool:
@@ -382,7 +430,8 @@ class Rod(_TwoPoint):
     def jacobian(self, x, R) -> np.ndarray:
         """Jacobian of the length rate w.r.t. (v_k, omega_body_k), shape (1, 6N)."""
         d, blocks = self._gap(x, R)
-        n = d / np.linalg.norm(d)
+        with np.errstate(invalid="ignore", divide="ignore"):  # coincident ends: refused by the caller's rank check
+            n = d / np.linalg.norm(d)
         return self._scatter(n[None, :], blocks, x.shape[0])
 
 
@@ -422,6 +471,11 @@ class System:
             raise InputError("body.name", f"must be unique, repeated: {dup}")
         self.index = {n: k for k, n in enumerate(names)}
         self.gravity = _finite_array(gravity, (3,), "gravity")
+        with np.errstate(over="ignore", invalid="ignore"):
+            for b in self.bodies:
+                if not math.isfinite(b.mass * float(np.linalg.norm(self.gravity)) * (1.0 + float(np.linalg.norm(b.position)))):
+                    raise InputError("gravity", f"with body {b.name!r} its weight or potential energy overflows: "
+                                                "give a gravity of moderate size")
         self.loads = tuple(loads)
         # Copies: resolving fills in anchors and lengths from this system's
         # initial state, which must not leak into a constraint reused elsewhere.
@@ -480,7 +534,11 @@ class System:
         H = self.constraint_jacobian(x, R)
         keep = [6 * i + a for i, b in enumerate(self.bodies) for a in range(6) if a >= 3 or not b.pivoted]
         H = H[:, keep]
-        sv = np.linalg.svd(H, compute_uv=False)
+        try:
+            sv = np.linalg.svd(H, compute_uv=False)
+        except np.linalg.LinAlgError:
+            raise InputError("constraint", "the constraint directions at t = 0 are not finite (coincident or "
+                                           "extreme points)") from None
         rank = int(np.sum(sv > 1e-9 * sv[0])) if sv.size and sv[0] > 0 else 0
         if rank < H.shape[0]:
             raise InputError(

@@ -112,6 +112,15 @@ class Scenario:
         return scheme
 
 
+MAX_FILE_BYTES = 2**24  # 16 MiB: far more than any scenario file
+
+
+def _short(value, limit: int = 60) -> str:
+    """repr of a user's value, cut to ``limit`` characters (errors are one line)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _scenario_dir():
     return resources.files("rbdyn") / "scenarios"
 
@@ -127,7 +136,9 @@ def builtin_scenarios() -> dict[str, str]:
 
 
 def builtin_scenario_text(name: str) -> str:
-    """The TOML text of a built-in scenario (to copy and edit)."""
+    """The TOML text of a built-in scenario (to copy and edit); only built-in names are accepted."""
+    if not isinstance(name, str) or name not in builtin_scenarios():
+        raise InputError("scenario", f"no built-in scenario {_short(name)}; built-in: {', '.join(builtin_scenarios())}")
     path = _scenario_dir() / f"{name}.toml"
     if not path.is_file():
         raise InputError("scenario", f"no built-in scenario {name!r}; built-in: {', '.join(builtin_scenarios())}")
@@ -146,24 +157,38 @@ def load_scenario(scenario: str | Path) -> Scenario:
     text = None
     name = str(scenario)
     path = Path(name)
-    if name in builtin_scenarios() and not path.exists():
+    try:
+        exists = path.exists()
+    except (OSError, ValueError) as exc:  # a name too long, or with a NUL byte
+        raise InputError("scenario", f"not a usable file name ({getattr(exc, 'strerror', None) or exc})", _short(name)) from None
+    if name in builtin_scenarios() and not exists:
         text, source = builtin_scenario_text(name), f"builtin:{name}"
     else:
         source = name
-        if not path.exists():
+        if not exists:
             raise InputError(
                 "scenario",
                 f"no such file, and not a built-in scenario; built-in: {', '.join(builtin_scenarios())}",
                 name,
             )
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError("file", f"cannot be read: {exc}", source) from None
+            with open(path, "rb") as fh:  # bounded: /dev/zero or a huge file must not be read whole
+                raw = fh.read(MAX_FILE_BYTES + 1)
+        except OSError as exc:
+            raise InputError("file", f"cannot be read: {exc.strerror or exc}", source) from None
+        if len(raw) > MAX_FILE_BYTES:
+            raise InputError("file", f"is larger than {MAX_FILE_BYTES // 2**20} MiB; a scenario file is a few kB", source)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError("file", f"is not UTF-8 text (byte {exc.start})", source) from None
+    text = text.removeprefix("\ufeff")  # a UTF-8 byte-order mark, as some editors write one
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError("toml", f"malformed TOML: {exc}", source) from None
+    except RecursionError:
+        raise InputError("toml", "arrays or tables nested too deeply", source) from None
     try:
         return _build(data, source)
     except InputError as err:
@@ -191,10 +216,14 @@ def _known(table, allowed, fld):
 
 def _number(value, fld):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(fld, f"must be a number, got {value!r}")
+        raise InputError(fld, f"must be a number, got {_short(value)}")
+    try:
+        value = float(value)
+    except OverflowError:  # TOML integers have no size limit
+        raise InputError(fld, "must be a finite number (at most about 1.8e308 in size)") from None
     if not math.isfinite(value):
         raise InputError(fld, "must be a finite number")
-    return float(value)
+    return value
 
 
 def _numbers(value, shape, fld):
@@ -203,15 +232,15 @@ def _numbers(value, shape, fld):
         if depth == len(shape):
             return _number(v, fld)
         if not isinstance(v, list) or len(v) != shape[depth]:
-            raise InputError(fld, f"must be an array of numbers of shape {shape}, got {v!r}")
+            raise InputError(fld, f"must be an array of numbers of shape {shape}, got {_short(v)}")
         return [walk(e, depth + 1) for e in v]
 
     return np.array(walk(value, 0), dtype=float)
 
 
-def _string(value, fld):
-    if not isinstance(value, str) or not value:
-        raise InputError(fld, f"must be a non-empty string, got {value!r}")
+def _string(value, fld, empty=False):
+    if not isinstance(value, str) or (not value and not empty):
+        raise InputError(fld, f"must be a {'' if empty else 'non-empty '}string, got {_short(value)}")
     return value
 
 
@@ -229,7 +258,6 @@ def _body(entry, k):
         if req not in entry:
             raise InputError(f"{fld}.{req}", "is required")
     name = _string(entry["name"], f"{fld}.name")
-    fld = f"body.{name}"
     mass = _number(entry["mass"], f"{fld}.mass")
     if ("inertia" in entry) == ("box" in entry):
         raise InputError(f"{fld}.inertia", "give exactly one of 'inertia' (3 principal moments or a 3x3 matrix) or 'box' (edge lengths of a uniform box)")
@@ -260,14 +288,24 @@ def _body(entry, k):
         for key in ("position", "velocity"):
             if key in kw:
                 raise InputError(f"{fld}.{key}", "is not allowed with a pivot (the mass centre follows from pivot, com_body and the rotation)")
-    return RigidBody(name, mass, inertia, **kw)
+    try:
+        return RigidBody(name, mass, inertia, **kw)
+    except InputError as err:
+        # RigidBody names its fields body.NAME.KEY; the file's entry is body[k], with the key the user wrote
+        prefix = f"body.{name}"
+        if err.field == prefix or err.field.startswith(prefix + "."):
+            rest = err.field[len(prefix):]
+            if rest == ".inertia" and "box" in entry:
+                rest = ".box"
+            raise InputError(fld + rest, err.message) from None
+        raise
 
 
 def _load(entry, k):
     fld = f"load[{k}]"
     kind = entry.get("type")
-    if kind not in _LOAD_KEYS:
-        raise InputError(f"{fld}.type", f"must be one of {', '.join(_LOAD_KEYS)}, got {kind!r}")
+    if not isinstance(kind, str) or kind not in _LOAD_KEYS:
+        raise InputError(f"{fld}.type", f"must be one of {', '.join(_LOAD_KEYS)}, got {_short(kind)}")
     _known(entry, _LOAD_KEYS[kind], fld)
     for req in _LOAD_KEYS[kind] - {"type"}:
         if req not in entry:
@@ -283,8 +321,8 @@ def _load(entry, k):
 def _constraint(entry, k):
     fld = f"constraint[{k}]"
     kind = entry.get("type")
-    if kind not in _CONSTRAINT_KEYS:
-        raise InputError(f"{fld}.type", f"must be one of {', '.join(_CONSTRAINT_KEYS)}, got {kind!r}")
+    if not isinstance(kind, str) or kind not in _CONSTRAINT_KEYS:
+        raise InputError(f"{fld}.type", f"must be one of {', '.join(_CONSTRAINT_KEYS)}, got {_short(kind)}")
     _known(entry, _CONSTRAINT_KEYS[kind], fld)
     if "body" not in entry:
         raise InputError(f"{fld}.body", "is required")
@@ -343,9 +381,9 @@ def _build(data, source) -> Scenario:
     except InputError as err:
         raise InputError("run.scheme", err.message) from None
     return Scenario(
-        name=str(meta.get("name", Path(source).stem)),
-        description=str(meta.get("description", "")),
-        reference=str(meta.get("reference", "")),
+        name=_string(meta.get("name", Path(source).stem), "scenario.name"),
+        description=_string(meta.get("description", ""), "scenario.description", empty=True),
+        reference=_string(meta.get("reference", ""), "scenario.reference", empty=True),
         system=system,
         scheme=scheme,
         dt=dt,

@@ -54,6 +54,14 @@ STATUS_TEXT = {
 _REGISTRY: dict[str, type] = {}
 
 
+def _isfinite(value) -> bool:
+    """math.isfinite that answers False, not OverflowError, for an integer beyond the float range."""
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
 @dataclasses.dataclass(frozen=True)
 class Scheme:
     """Base class of the time-stepping schemes (settings only, no state).
@@ -111,14 +119,25 @@ class Scheme:
         """Settings as a tuple of floats for the kernel."""
         return (0.0,)
 
+    # Iteration limits beyond this are typos: they would only turn a failure into a hang (and a
+    # count of 2**63 overflows the kernels' int64).
+    MAX_ITERATIONS: ClassVar[int] = 10**6
+
     def _check_positive(self, fld: str, integer: bool = False):
         value = getattr(self, fld)
         bad = isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating))
         if not bad:
-            bad = not math.isfinite(value) or value <= 0 or (integer and int(value) != value)
+            try:
+                bad = not math.isfinite(float(value)) or value <= 0 or (integer and int(value) != value)
+            except OverflowError:  # an integer beyond the float range
+                bad = True
+        if integer and not bad and value > self.MAX_ITERATIONS:
+            raise InputError(f"scheme.{self.name}.{fld}", f"must be a positive integer at most {self.MAX_ITERATIONS}, "
+                                                          f"got {value!r}")
         if bad:
             kind = "a positive integer" if integer else "a positive finite number"
-            raise InputError(f"scheme.{self.name}.{fld}", f"must be {kind}, got {value!r}")
+            text = repr(value)
+            raise InputError(f"scheme.{self.name}.{fld}", f"must be {kind}, got {text if len(text) < 60 else text[:57] + '...'}")
 
     # -- stepping ----------------------------------------------------------
     def init(self, system, state):

@@ -16,7 +16,7 @@ from ._errors import InputError, NumericalError
 from ._jit import njit
 from ._loads import energy_momentum, mass_centre_state
 from ._model import System
-from ._scheme import STATUS_OK, STATUS_TEXT, Scheme, get_scheme, schemes
+from ._scheme import STATUS_OK, STATUS_TEXT, Scheme, _isfinite, get_scheme, schemes
 
 __all__ = ["simulate", "Trajectory"]
 
@@ -128,15 +128,20 @@ class Trajectory:
         return np.hstack([p.reshape(n, -1) for p in parts])
 
     def to_csv(self, out: TextIO | str) -> None:
-        """Write one header line and one row per output time; floats repr-exact."""
-        lines = [",".join(self.columns())]
-        lines += [",".join(map(repr, row)) for row in self.table().tolist()]
-        text = "\n".join(lines) + "\n"
+        """Write one header line and one row per output time; floats repr-exact.
+
+        The text is streamed in blocks of rows, so writing needs little memory beyond the
+        trajectory itself.
+        """
         if isinstance(out, str):
             with open(out, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        else:
-            out.write(text)
+                self.to_csv(fh)
+            return
+        out.write(",".join(self.columns()) + "\n")
+        table = self.table()
+        for start in range(0, table.shape[0], 4096):
+            block = table[start:start + 4096].tolist()
+            out.write("".join(",".join(map(repr, row)) + "\n" for row in block))
 
 
 @njit
@@ -161,8 +166,9 @@ def _record_row(model, x, R, v, W, row, x_com, v_com, R_out, W_out, kin, pot, p,
 
 def _check_run_args(dt, t_end, every):
     for fld, value in (("dt", dt), ("t_end", t_end)):
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not math.isfinite(value):
-            raise InputError(fld, f"must be a finite number, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not _isfinite(value):
+            text = repr(value)
+            raise InputError(fld, f"must be a finite number, got {text if len(text) < 60 else text[:57] + '...'}")
     if dt <= 0:
         raise InputError("dt", f"must be > 0, got {dt!r}")
     if t_end < 0:
@@ -174,7 +180,9 @@ def _check_run_args(dt, t_end, every):
 
 
 MAX_STEPS = 1e12  # far beyond any run that finishes; guards against dt typos such as 1e-300
-MAX_OUTPUT_BYTES = 2**32  # 4 GiB of recorded rows
+# What one run may allocate before its first step: the recorded rows plus the solver's iteration
+# count of every step (8 bytes a step). Larger runs are refused, naming dt or every.
+MAX_OUTPUT_BYTES = 2**32  # 4 GiB
 
 
 def n_steps_for(dt: float, t_end: float) -> int:
@@ -286,6 +294,12 @@ def simulate(
             "every",
             f"{n_out} output rows of {row_bytes} bytes exceed {MAX_OUTPUT_BYTES // 2**30} GiB; increase every",
         )
+    if n_steps * 8 + n_out * row_bytes > MAX_OUTPUT_BYTES:
+        raise InputError(
+            "dt",
+            f"{n_steps} steps need {n_steps * 8 / 2**30:.1f} GiB for their iteration counts; at most "
+            f"{MAX_OUTPUT_BYTES // 2**30} GiB in all: increase dt or shorten t_end",
+        )
     rec = {name: np.empty((n_out, *shape)) for name, shape in row_shapes.items()}
     callback_potentials = [(system.index[cb.body], cb.potential) for cb in system.callbacks if cb.potential]
 
@@ -300,7 +314,11 @@ def simulate(
 
     carry = scheme.init(system, system.initial_state())
     iterations = np.zeros(n_steps, dtype=np.int64)
-    record(0, 0, *carry[:4])
+    with np.errstate(over="ignore", invalid="ignore"):
+        record(0, 0, *carry[:4])
+    bad0 = [k for k, a in rec.items() if not np.all(np.isfinite(a[0]))]
+    if bad0:  # the initial state's derived quantities: an input problem, not a numerical one
+        raise InputError("system", f"the initial {bad0[0].replace('_', ' ')} is not finite: give inputs of moderate size")
     bar = _Progress(n_steps, progress)
     wall = 0.0
     status, message, rows, done_total = "success", f"reached t = {n_steps * dt!r} in {n_steps} steps", n_out, n_steps
@@ -319,8 +337,21 @@ def simulate(
             failure = NumericalError(start * dt + done * dt, step, STATUS_TEXT.get(code, f"status {code}"))
             status, message, rows, done_total = "failure", str(failure), row, start + done
             break
-        record(row, out_step(row), *carry[:4])
+        with np.errstate(over="ignore", invalid="ignore"):
+            record(row, out_step(row), *carry[:4])
         bar.update(out_step(row), final=row == n_out - 1)
+    # Every reported number must be finite: a state that stays finite can still overflow its energy
+    # or momenta. Checked once over the recorded rows (cheap), the run then ends at the first bad row.
+    finite = np.ones(rows, dtype=bool)
+    for a in rec.values():
+        finite &= np.all(np.isfinite(a[:rows].reshape(rows, -1)), axis=1)
+    if not finite.all():
+        first = int(np.argmin(finite))
+        step = out_step(first)
+        failure = NumericalError((step - 1) * dt, step,
+                                 "a reported quantity (energy or momentum) is not finite; the inputs are too large "
+                                 "for double precision or the motion diverges")
+        status, message, rows, done_total = "failure", str(failure), first, out_step(first - 1)
     traj = Trajectory(
         body_names=system.body_names,
         iterations=iterations[:done_total],
