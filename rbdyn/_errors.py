@@ -1,15 +1,37 @@
-"""The two kinds of failure a user can meet, and nothing else.
+"""The two kinds of failure a user can meet, and nothing else; and the command line's contract.
 
 ``InputError`` is raised before any step is taken when a model, a scheme
-setting or a scenario file is invalid; its message names where (file or
-argument), the field, and what is allowed. ``NumericalError`` is raised when
-a run fails (a non-finite state, a Newton iteration that does not converge, a
-singular constraint system); it names the time and the step.
+setting or a scenario file is invalid (including inputs whose derived
+quantities, such as the initial energy, overflow); its message names where
+(file or argument), the field, and what is allowed. ``NumericalError`` is
+raised when a run of a valid input fails (a non-finite state or reported
+quantity, a Newton iteration that does not converge, a singular constraint
+system); it names the time and the step. The Python API raises nothing else
+for anything a user can pass.
+
+The command line ``rbdyn`` maps them to its exit status:
+
+* ``0``: the run finished, and every number written is finite;
+* ``2`` (``InputError``): invalid input (file, option, value); one printable
+  line on stderr, ``rbdyn: error: FIELD: what is wrong, what is allowed``;
+* ``1`` (``NumericalError``): a numerical failure of a valid input; one line
+  naming the time, the step and the cause. ``--out`` is left unchanged and the
+  rows before the failure are written to ``NAME.partial.csv``;
+* ``3``: anything else, ``internal error, please report``; the traceback only
+  with ``--debug`` or ``RBDYN_DEBUG=1``.
 """
 
 from __future__ import annotations
 
 __all__ = ["InputError", "NumericalError"]
+
+EXIT_OK, EXIT_NUMERICAL, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+def one_line(text: str, limit: int = 2000) -> str:
+    """``text`` as one printable line: control characters escaped, cut to ``limit`` characters."""
+    out = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    return out if len(out) <= limit else out[: limit - 3] + "..."
 
 
 class InputError(ValueError):

@@ -4,10 +4,19 @@
 ``rbdyn show NAME`` prints a built-in scenario file (to copy and edit);
 ``rbdyn run SCENARIO [options]`` runs a scenario and writes CSV.
 
-Exit status: 0 on success, 2 for invalid input (one line on stderr naming
-the file or argument, the field and what is allowed), 1 for a numerical
-failure (naming the time and the step; the rows computed before it are
-still written).
+Exit status (the contract, see :mod:`rbdyn._errors`):
+
+* 0: the run finished and every number written is finite;
+* 2: invalid input (file, option, value): one line on stderr,
+  ``rbdyn: error: FIELD: what is wrong, what is allowed``;
+* 1: a numerical failure of a valid input: one line naming the time, the
+  step and the cause; ``--out`` is left as it was, and the rows computed
+  before the failure are written to ``NAME.partial.csv`` beside it;
+* 3: anything else, "internal error, please report" (the traceback with
+  ``--debug`` or the environment variable ``RBDYN_DEBUG=1``).
+
+Outputs are written to a temporary file in the same directory and renamed
+into place only when complete.
 """
 
 from __future__ import annotations
@@ -16,9 +25,12 @@ import argparse
 import dataclasses
 import os
 import sys
+import tempfile
 from pathlib import Path
 
-from ._errors import InputError, NumericalError
+import numpy as np
+
+from ._errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_NUMERICAL, EXIT_OK, InputError, NumericalError, one_line
 from ._scenario import builtin_scenario_text, builtin_scenarios, load_scenario
 from ._scheme import schemes
 from ._simulate import _check_run_args
@@ -45,7 +57,15 @@ def _scheme_settings():
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="rbdyn", description="Rigid-body time integration: run benchmark or user scenarios.")
+    p = _Parser(
+        prog="rbdyn",
+        description="Rigid-body time integration: run benchmark or user scenarios.",
+        epilog="Exit status: 0 finished (every number written finite); 2 invalid input (one line naming the field); "
+               "1 numerical failure (one line naming the time and the step; --out is kept, the rows before the "
+               "failure go to NAME.partial.csv); 3 internal error. Outputs are written to a temporary file and "
+               "renamed into place when complete.",
+    )
+    p.add_argument("--debug", action="store_true", help="show the traceback of an internal error (or RBDYN_DEBUG=1)")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     sub.add_parser("list", help="list the built-in scenarios and the schemes")
     show = sub.add_parser("show", help="print a built-in scenario file")
@@ -89,7 +109,9 @@ def _run_arg_error(err, args, scenario):
 def _run(args):
     scenario = load_scenario(args.scenario)
     settings = {k[len("setting_"):]: v for k, v in vars(args).items() if k.startswith("setting_") and v is not None}
-    name = args.scheme or scenario.scheme.name
+    if args.scheme is not None and not args.scheme:
+        raise InputError("--scheme", f"must name a scheme; allowed: {', '.join(schemes())}", "arguments")
+    name = args.scheme if args.scheme is not None else scenario.scheme.name
     if args.scheme is None and not settings:
         scheme = scenario.scheme_named()  # errors name the file's run.scheme
     elif name not in schemes():
@@ -116,48 +138,103 @@ def _run(args):
         _check_run_args(dt, t_end, every)
     except InputError as err:
         raise _run_arg_error(err, args, scenario) from None
-    if args.out:  # fail before a long run, not after it
-        target = Path(args.out)
-        if target.is_dir() or not target.resolve().parent.is_dir() or not os.access(target.resolve().parent, os.W_OK):
-            raise InputError("--out", f"cannot write {args.out!r}: not a file in an existing, writable directory", "arguments")
+    target = _out_target(args, scenario) if args.out is not None else None  # before a long run, not after it
     failure = None
     try:
         traj = scenario.run(scheme, dt, t_end, every, progress=False if args.no_progress else None)
-    except NumericalError as err:  # still write the rows computed before it
+    except NumericalError as err:  # the rows before it go to a file that says they are partial
         failure, traj = err, err.trajectory
     except InputError as err:
         raise _run_arg_error(err, args, scenario) from None
-    if args.out:
-        try:
-            with open(args.out, "w", encoding="utf-8") as out:
-                traj.to_csv(out)
-        except OSError as exc:
-            raise InputError("--out", f"cannot write {args.out!r}: {exc.strerror}", "arguments") from None
+    if failure is None:
+        if target is None:
+            traj.to_csv(sys.stdout)
+        else:
+            _write_atomically(traj, target)
+        return
+    if target is None:
+        raise NumericalError(failure.t, failure.step, failure.reason + "; no rows written (give --out to keep the rows "
+                                                                         "before the failure)", traj)
+    partial = target.with_name(f"{target.stem}.partial{target.suffix or '.csv'}")
+    _write_atomically(traj, partial)
+    raise NumericalError(failure.t, failure.step, f"{failure.reason}; {target.name} left unchanged, the rows before "
+                                                  f"the failure are in {partial.name}", traj)
+
+
+def _out_target(args, scenario) -> Path:
+    """The resolved --out path, refused unless it is a new or existing file in a writable directory."""
+    if not args.out:
+        raise InputError("--out", "must name a file (or leave --out out to write to standard output)", "arguments")
+    try:
+        target = Path(args.out).resolve()
+        ok = not target.is_dir() and target.parent.is_dir() and os.access(target.parent, os.W_OK)
+        same = scenario.source and Path(scenario.source).exists() and target.exists() \
+            and os.path.samefile(target, scenario.source)
+    except (OSError, ValueError) as exc:
+        raise InputError("--out", f"not a usable file name ({getattr(exc, 'strerror', None) or exc})", "arguments") from None
+    if not ok:
+        raise InputError("--out", f"cannot write {args.out!r}: not a file in an existing, writable directory", "arguments")
+    if same:
+        raise InputError("--out", "is the scenario file itself; choose another file", "arguments")
+    return target
+
+
+def _write_atomically(traj, target: Path) -> None:
+    """Write the CSV to a temporary file beside ``target`` and rename it into place when complete."""
+    fd, tmp = None, None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fd = None
+            traj.to_csv(fh)
+        os.replace(tmp, target)
+        tmp = None
+    except OSError as exc:
+        raise InputError("--out", f"cannot write {target.name}: {exc.strerror or exc}; any previous {target.name} "
+                                  "is unchanged", "output") from None
+    finally:
+        if fd is not None:
+            os.close(fd)
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _main(argv):
+    args = _parser().parse_args(argv)
+    if args.command == "list":
+        _list(sys.stdout)
+    elif args.command == "show":
+        sys.stdout.write(builtin_scenario_text(args.name))
     else:
-        traj.to_csv(sys.stdout)
-    if failure is not None:
-        raise failure
+        _run(args)
+    sys.stdout.flush()
 
 
 def main(argv=None) -> int:
-    """Run the command line; return the exit status."""
+    """Run the command line; return the exit status (see the module docs)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    debug = "--debug" in argv or os.environ.get("RBDYN_DEBUG", "") not in ("", "0")
     try:
-        args = _parser().parse_args(argv)
-        if args.command == "list":
-            _list(sys.stdout)
-        elif args.command == "show":
-            sys.stdout.write(builtin_scenario_text(args.name))
-        else:
-            _run(args)
+        with np.errstate(all="ignore"):  # floating-point trouble is reported by the checks, in one line
+            _main(argv)
     except InputError as err:
-        print(f"rbdyn: error: {err}", file=sys.stderr)
-        return 2
+        print(f"rbdyn: error: {one_line(str(err))}", file=sys.stderr)
+        return EXIT_INPUT
     except NumericalError as err:
-        print(f"rbdyn: error: {err}", file=sys.stderr)
-        return 1
+        print(f"rbdyn: error: {one_line(str(err))}", file=sys.stderr)
+        return EXIT_NUMERICAL
     except BrokenPipeError:  # e.g. `rbdyn run ... | head`
-        return 0
-    return 0
+        return EXIT_OK
+    except OSError as exc:  # standard output on a full disk, for example
+        print(f"rbdyn: error: output: cannot write: {one_line(exc.strerror or str(exc))}", file=sys.stderr)
+        return EXIT_INPUT
+    except Exception as exc:  # a bug: say so in one line, unless asked for the traceback
+        if debug:
+            raise
+        print(f"rbdyn: error: internal error, please report: {one_line(type(exc).__name__ + ': ' + str(exc))}",
+              file=sys.stderr)
+        return EXIT_INTERNAL
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -201,7 +201,7 @@ def test_invalid_input_as_module_subprocess(tmp_path):
     proc = run_module("run", path)
     assert proc.returncode == 2 and proc.stdout == ""
     line = one_error_line(proc.stderr)
-    assert str(path) in line and "body.box.mass" in line
+    assert str(path) in line and "body[0].mass" in line
 
 
 def test_no_progress_bar_when_not_a_terminal(capsys):
@@ -377,25 +377,25 @@ FILE_CASES = [
     ("duplicate-body", sub('name = "arm"', 'name = "box"'), ["body.name", "unique"]),
     ("bad-body-name", sub('name = "arm"', 'name = "my arm"'), ["body.name", "'my arm'"]),
     # masses and inertias
-    ("mass-zero-box", sub("mass = 10.0", "mass = 0.0"), ["body.box.mass", "> 0"]),
-    ("mass-negative", sub("mass = 1.0", "mass = -1.0"), ["body.arm.mass", "> 0"]),
-    ("box-edge-zero", sub("box = [0.1, 0.4, 0.9]", "box = [0.0, 0.4, 0.9]"), ["body.box.box", "> 0"]),
+    ("mass-zero-box", sub("mass = 10.0", "mass = 0.0"), ["body[0].mass", "> 0"]),
+    ("mass-negative", sub("mass = 1.0", "mass = -1.0"), ["body[1].mass", "> 0"]),
+    ("box-edge-zero", sub("box = [0.1, 0.4, 0.9]", "box = [0.0, 0.4, 0.9]"), ["body[0].box", "> 0"]),
     ("inertia-not-pd", sub("inertia = [0.5, 0.5, 0.1]", "inertia = [0.5, 0.5, -0.1]"),
-     ["body.arm.inertia", "positive definite"]),
+     ["body[1].inertia", "positive definite"]),
     ("inertia-not-symmetric", sub("inertia = [0.5, 0.5, 0.1]", "inertia = [[0.5, 0.1, 0.0], [0.0, 0.5, 0.0], [0.0, 0.0, 0.1]]"),
-     ["body.arm.inertia", "symmetric"]),
+     ["body[1].inertia", "symmetric"]),
     ("inertia-triangle", sub("inertia = [0.5, 0.5, 0.1]", "inertia = [0.1, 0.1, 0.5]"),
-     ["body.arm.inertia", "triangle inequality"]),
-    ("inertia-and-box", sub("mass = 10.0", "mass = 10.0\ninertia = [1.0, 1.0, 1.0]"), ["body.box.inertia", "exactly one"]),
-    ("inertia-missing", sub("inertia = [0.5, 0.5, 0.1]\n", ""), ["body.arm.inertia", "exactly one"]),
+     ["body[1].inertia", "triangle inequality"]),
+    ("inertia-and-box", sub("mass = 10.0", "mass = 10.0\ninertia = [1.0, 1.0, 1.0]"), ["body[0].inertia", "exactly one"]),
+    ("inertia-missing", sub("inertia = [0.5, 0.5, 0.1]\n", ""), ["body[1].inertia", "exactly one"]),
     # non-finite numbers (TOML nan / inf literals)
-    ("mass-nan", sub("mass = 10.0", "mass = nan"), ["body.box.mass", "finite"]),
-    ("mass-inf", sub("mass = 1.0", "mass = inf"), ["body.arm.mass", "finite"]),
-    ("velocity-inf", sub("velocity = [-2.0, 2.0, 8.0]", "velocity = [-inf, 2.0, 8.0]"), ["body.box.velocity", "finite"]),
-    ("position-nan", sub("position = [0.0, 0.0, 0.0]", "position = [0.0, nan, 0.0]"), ["body.box.position", "finite"]),
-    ("omega-nan", sub("omega_body = [1.0, 0.0, 0.0]", "omega_body = [1.0, 0.0, +nan]"), ["body.arm.omega_body", "finite"]),
-    ("inertia-inf", sub("inertia = [0.5, 0.5, 0.1]", "inertia = [0.5, inf, 0.1]"), ["body.arm.inertia", "finite"]),
-    ("pivot-nan", sub("pivot = [0.0, 0.0, 2.0]", "pivot = [nan, 0.0, 2.0]"), ["body.arm.pivot", "finite"]),
+    ("mass-nan", sub("mass = 10.0", "mass = nan"), ["body[0].mass", "finite"]),
+    ("mass-inf", sub("mass = 1.0", "mass = inf"), ["body[1].mass", "finite"]),
+    ("velocity-inf", sub("velocity = [-2.0, 2.0, 8.0]", "velocity = [-inf, 2.0, 8.0]"), ["body[0].velocity", "finite"]),
+    ("position-nan", sub("position = [0.0, 0.0, 0.0]", "position = [0.0, nan, 0.0]"), ["body[0].position", "finite"]),
+    ("omega-nan", sub("omega_body = [1.0, 0.0, 0.0]", "omega_body = [1.0, 0.0, +nan]"), ["body[1].omega_body", "finite"]),
+    ("inertia-inf", sub("inertia = [0.5, 0.5, 0.1]", "inertia = [0.5, inf, 0.1]"), ["body[1].inertia", "finite"]),
+    ("pivot-nan", sub("pivot = [0.0, 0.0, 2.0]", "pivot = [nan, 0.0, 2.0]"), ["body[1].pivot", "finite"]),
     ("gravity-inf", sub("gravity = [0.0, 0.0, -9.8]", "gravity = [0.0, 0.0, -inf]"), ["world.gravity", "finite"]),
     ("force-nan", sub("force = [0.0, 1.0, 0.0]", "force = [nan, 1.0, 0.0]"), ["load[0].force", "finite"]),
     ("torque-inf", sub("torque = [0.0, 0.1, 0.0]", "torque = [0.0, inf, 0.0]"), ["load[1].torque", "finite"]),
@@ -412,41 +412,41 @@ FILE_CASES = [
     ("every-bool", sub("every = 1", "every = true"), ["run.every", "integer"]),
     # orientations
     ("quat-zero", sub("quat_wxyz = [1.0, 0.0, 0.0, 0.0]", "quat_wxyz = [0.0, 0.0, 0.0, 0.0]"),
-     ["body.box.quat_wxyz", "non-zero"]),
+     ["body[0].quat_wxyz", "non-zero"]),
     ("matrix-not-orthonormal", sub("quat_wxyz = [1.0, 0.0, 0.0, 0.0]",
                                    "R_world_body = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.1]]"),
-     ["body.box.R_world_body", "rotation matrix"]),
+     ["body[0].R_world_body", "rotation matrix"]),
     ("matrix-reflection", sub("quat_wxyz = [1.0, 0.0, 0.0, 0.0]",
                               "R_world_body = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, -1.0]]"),
-     ["body.box.R_world_body", "determinant"]),
+     ["body[0].R_world_body", "determinant"]),
     ("two-orientations", sub("quat_wxyz = [1.0, 0.0, 0.0, 0.0]", "quat_wxyz = [1.0, 0.0, 0.0, 0.0]\nrotvec = [0.0, 0.0, 0.1]"),
-     ["body.box", "one orientation"]),
+     ["body[0]", "one orientation"]),
     ("com-on-free-body", sub("omega_body = [0.1, 5.0, 0.1]", "omega_body = [0.1, 5.0, 0.1]\ncom_body = [0.0, 0.0, 0.1]"),
-     ["body.box.com_body", "pivot"]),
+     ["body[0].com_body", "pivot"]),
     ("position-with-pivot", sub("pivot = [0.0, 0.0, 2.0]", "pivot = [0.0, 0.0, 2.0]\nposition = [0.0, 0.0, 1.0]"),
-     ["body.arm.position", "pivot"]),
+     ["body[1].position", "pivot"]),
     # strings where numbers are expected
-    ("mass-string", sub("mass = 10.0", 'mass = "10"'), ["body.box.mass", "number"]),
+    ("mass-string", sub("mass = 10.0", 'mass = "10"'), ["body[0].mass", "number"]),
     ("dt-string", sub("dt = 0.001", 'dt = "0.001"'), ["run.dt", "number"]),
     ("t-end-string", sub("t_end = 0.003", 't_end = "0.003"'), ["run.t_end", "number"]),
     ("every-string", sub("every = 1", 'every = "1"'), ["run.every", "integer"]),
-    ("velocity-string", sub("velocity = [-2.0, 2.0, 8.0]", 'velocity = ["-2", 2.0, 8.0]'), ["body.box.velocity", "number"]),
+    ("velocity-string", sub("velocity = [-2.0, 2.0, 8.0]", 'velocity = ["-2", 2.0, 8.0]'), ["body[0].velocity", "number"]),
     ("gravity-string", sub("gravity = [0.0, 0.0, -9.8]", 'gravity = "down"'), ["world.gravity", "shape"]),
-    ("inertia-string", sub("inertia = [0.5, 0.5, 0.1]", 'inertia = "heavy"'), ["body.arm.inertia", "shape"]),
-    ("box-string", sub("box = [0.1, 0.4, 0.9]", 'box = ["a", "b", "c"]'), ["body.box.box", "number"]),
+    ("inertia-string", sub("inertia = [0.5, 0.5, 0.1]", 'inertia = "heavy"'), ["body[1].inertia", "shape"]),
+    ("box-string", sub("box = [0.1, 0.4, 0.9]", 'box = ["a", "b", "c"]'), ["body[0].box", "number"]),
     ("force-string", sub("force = [0.0, 1.0, 0.0]", 'force = ["up", 1.0, 0.0]'), ["load[0].force", "number"]),
     ("rod-length-string", BASE + ROD + 'length = "1"\n', ["length", "number"]),
-    ("quat-bool", sub("quat_wxyz = [1.0, 0.0, 0.0, 0.0]", "quat_wxyz = [true, 0.0, 0.0, 0.0]"), ["body.box.quat_wxyz", "number"]),
+    ("quat-bool", sub("quat_wxyz = [1.0, 0.0, 0.0, 0.0]", "quat_wxyz = [true, 0.0, 0.0, 0.0]"), ["body[0].quat_wxyz", "number"]),
     # wrong shapes
-    ("velocity-short", sub("velocity = [-2.0, 2.0, 8.0]", "velocity = [-2.0, 2.0]"), ["body.box.velocity", "shape"]),
-    ("quat-short", sub("quat_wxyz = [1.0, 0.0, 0.0, 0.0]", "quat_wxyz = [1.0, 0.0, 0.0]"), ["body.box.quat_wxyz", "shape"]),
-    ("inertia-2x2", sub("inertia = [0.5, 0.5, 0.1]", "inertia = [[0.5, 0.0], [0.0, 0.5]]"), ["body.arm.inertia", "shape"]),
+    ("velocity-short", sub("velocity = [-2.0, 2.0, 8.0]", "velocity = [-2.0, 2.0]"), ["body[0].velocity", "shape"]),
+    ("quat-short", sub("quat_wxyz = [1.0, 0.0, 0.0, 0.0]", "quat_wxyz = [1.0, 0.0, 0.0]"), ["body[0].quat_wxyz", "shape"]),
+    ("inertia-2x2", sub("inertia = [0.5, 0.5, 0.1]", "inertia = [[0.5, 0.0], [0.0, 0.5]]"), ["body[1].inertia", "shape"]),
     ("inertia-ragged", sub("inertia = [0.5, 0.5, 0.1]", "inertia = [[0.5, 0.0, 0.0], [0.0, 0.5], [0.0, 0.0, 0.1]]"),
-     ["body.arm.inertia", "shape"]),
+     ["body[1].inertia", "shape"]),
     ("matrix-3x2", sub("quat_wxyz = [1.0, 0.0, 0.0, 0.0]", "R_world_body = [[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]"),
-     ["body.box.R_world_body", "shape"]),
+     ["body[0].R_world_body", "shape"]),
     ("gravity-long", sub("gravity = [0.0, 0.0, -9.8]", "gravity = [0.0, 0.0, -9.8, 0.0]"), ["world.gravity", "shape"]),
-    ("pivot-nested", sub("pivot = [0.0, 0.0, 2.0]", "pivot = [[0.0, 0.0, 2.0]]"), ["body.arm.pivot", "shape"]),
+    ("pivot-nested", sub("pivot = [0.0, 0.0, 2.0]", "pivot = [[0.0, 0.0, 2.0]]"), ["body[1].pivot", "shape"]),
     ("point-body-short", sub("point_body = [0.05, 0.0, 0.0]", "point_body = [0.05]"), ["load[2].point_body", "shape"]),
     ("constraint-point-short", BASE + SPHERICAL.replace("[0.0, 0.0, 0.45]", "[0.0, 0.45]"),
      ["constraint[0].point_body", "shape"]),
@@ -538,7 +538,7 @@ def test_non_utf8_file(capsys, tmp_path):
     rc, out, err = cli(capsys, "run", path)
     assert rc == 2 and out == ""
     line = one_error_line(err)
-    assert str(path) in line and "cannot be read" in line and "utf-8" in line
+    assert str(path) in line and "not UTF-8" in line
 
 
 @pytest.mark.parametrize(
@@ -655,18 +655,20 @@ def test_numerical_failure(capsys, tmp_path):
         rbdyn.load_scenario(path).run()
     step, t = info.value.step, info.value.t
     assert (step, t) == (4, 3.0)
-    csv = tmp_path / "partial.csv"
+    csv = tmp_path / "out.csv"
     rc, out, err = cli(capsys, "run", path, "--out", csv)
     assert rc == 1 and out == ""
     line = one_error_line(err)
     assert f"t = {t!r}" in line and f"step {step}" in line and "non-finite" in line
-    text = csv.read_text(encoding="utf-8")
+    # --out is not created; the rows before the failure are in a file that says they are partial
+    assert not csv.exists() and "out.partial.csv" in line
+    text = (tmp_path / "out.partial.csv").read_text(encoding="utf-8")
     assert_csv_equals(text, ref)
     assert len(parse_csv(text)[1]) == step  # rows at steps 0 .. step-1
-    # to stdout: the same partial CSV
+    # to stdout: no rows that could pass for a complete run
     rc, out, err = cli(capsys, "run", path)
-    assert rc == 1 and out == text
-    one_error_line(err)
+    assert rc == 1 and out == ""
+    assert "no rows written" in one_error_line(err)
 
 
 def test_numerical_failure_as_module_subprocess(tmp_path):
@@ -675,4 +677,4 @@ def test_numerical_failure_as_module_subprocess(tmp_path):
     assert proc.returncode == 1
     line = one_error_line(proc.stderr)
     assert "step 4" in line and "t = 3.0" in line
-    assert len(parse_csv(proc.stdout)[1]) == 4
+    assert proc.stdout == ""
