@@ -28,6 +28,12 @@ __all__ = ["InputError", "NumericalError"]
 EXIT_OK, EXIT_NUMERICAL, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 
+def short_repr(value, limit: int = 60) -> str:
+    """``repr`` of a user's value, cut to ``limit`` characters (error messages are one line)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def one_line(text: str, limit: int = 2000) -> str:
     """``text`` as one printable line: control characters escaped, cut to ``limit`` characters."""
     out = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)

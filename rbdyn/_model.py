@@ -27,6 +27,7 @@ import numpy as np
 from . import so3
 from ._constraints import pack_constraints, residuals_into
 from ._errors import InputError
+from ._errors import short_repr as _short  # errors are one line
 
 __all__ = [
     "RigidBody",
@@ -54,12 +55,6 @@ def _finite_array(value, shape, fld: str) -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         raise InputError(fld, "must be finite numbers (no nan or inf)")
     return arr
-
-
-def _short(value, limit: int = 60) -> str:
-    """repr of a user's value, cut to ``limit`` characters (errors are one line)."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _finite_scalar(value, fld: str) -> float:

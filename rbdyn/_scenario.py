@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ._errors import InputError
+from ._errors import short_repr as _short  # errors are one line
 from ._model import (
     ConstantForce,
     ConstantTorque,
@@ -113,12 +114,6 @@ class Scenario:
 
 
 MAX_FILE_BYTES = 2**24  # 16 MiB: far more than any scenario file
-
-
-def _short(value, limit: int = 60) -> str:
-    """repr of a user's value, cut to ``limit`` characters (errors are one line)."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _scenario_dir():

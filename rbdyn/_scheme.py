@@ -29,7 +29,7 @@ from typing import ClassVar
 import numpy as np
 
 from . import _loads
-from ._errors import InputError
+from ._errors import InputError, short_repr
 from ._jit import python_variant
 
 STATUS_OK = 0
@@ -136,8 +136,7 @@ class Scheme:
                                                           f"got {value!r}")
         if bad:
             kind = "a positive integer" if integer else "a positive finite number"
-            text = repr(value)
-            raise InputError(f"scheme.{self.name}.{fld}", f"must be {kind}, got {text if len(text) < 60 else text[:57] + '...'}")
+            raise InputError(f"scheme.{self.name}.{fld}", f"must be {kind}, got {short_repr(value)}")
 
     # -- stepping ----------------------------------------------------------
     def init(self, system, state):

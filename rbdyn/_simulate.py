@@ -12,7 +12,7 @@ import numpy as np
 
 from . import so3
 from ._constraints import residuals_into
-from ._errors import InputError, NumericalError
+from ._errors import InputError, NumericalError, short_repr
 from ._jit import njit
 from ._loads import energy_momentum, mass_centre_state
 from ._model import System
@@ -167,8 +167,7 @@ def _record_row(model, x, R, v, W, row, x_com, v_com, R_out, W_out, kin, pot, p,
 def _check_run_args(dt, t_end, every):
     for fld, value in (("dt", dt), ("t_end", t_end)):
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not _isfinite(value):
-            text = repr(value)
-            raise InputError(fld, f"must be a finite number, got {text if len(text) < 60 else text[:57] + '...'}")
+            raise InputError(fld, f"must be a finite number, got {short_repr(value)}")
     if dt <= 0:
         raise InputError("dt", f"must be > 0, got {dt!r}")
     if t_end < 0:
