@@ -41,7 +41,6 @@ def spatial_momentum(traj, J=BOX_J):
 def test_declared_capabilities():
     for name in RIG:
         cls = rbdyn.schemes()[name]
-        assert cls.order == 2
         assert cls.label in ("NEW1", "NEW2", "NEW3")
         assert "Koziara" in cls.reference
     assert set(MOMENTUM_EXACT) == {"rig_neg", "rig_imp"}
@@ -103,16 +102,12 @@ def test_second_order_on_the_heavy_top(name):
     assert abs(slope - verify.literature()[name].order) < 0.3, (slope, errs)
 
 
-def test_energy_drift_directions_on_the_heavy_top():
-    # Solfec's plots: POS drifts up, NEG down, IMP oscillates without drift.
-    final = {}
+def test_seed_claim_on_the_heavy_top():
+    # The seed's "< 0.1 %" at Solfec's coarsest step; the direction of each scheme's drift is checked
+    # against the literature table in test_literature.test_energy_behaviour_on_the_solfec_top.
     for name in RIG:
-        traj = rbdyn.simulate(heavy_top(), name, 0.009, 10.0, every=1)
-        H = traj.energy
-        final[name] = (H[-1] - H[0]) / H[0]
-        assert np.abs(H - H[0]).max() / H[0] < 1e-3  # the seed's "< 0.1 %" claim
-    assert final["rig_pos"] > 0 > final["rig_neg"]
-    assert abs(final["rig_imp"]) < min(abs(final["rig_pos"]), abs(final["rig_neg"]))
+        H = rbdyn.simulate(heavy_top(), name, 0.009, 10.0, every=1).energy
+        assert np.abs(H - H[0]).max() / H[0] < 1e-3
 
 
 @pytest.mark.parametrize("name", RIG)
