@@ -19,6 +19,7 @@ from ._rig import RigImp, RigNeg, RigPos
 from ._genalpha import GenAlpha  # after the RIG schemes: the import order is the registration order
 from ._errors import InputError, NumericalError
 from ._model import (
+    CompiledLoad,
     ConstantForce,
     ConstantTorque,
     LoadCallback,
@@ -28,10 +29,12 @@ from ._model import (
     SphericalJoint,
     System,
     box_inertia,
+    compiled_load,
+    compiled_potential,
 )
 from ._scenario import Scenario, builtin_scenarios, load_scenario
 from ._scheme import Scheme, get_scheme, schemes
-from ._simulate import Trajectory, simulate
+from ._simulate import Metric, Reduction, Trajectory, compiled_metric, simulate
 
 __version__ = "0.1.0"
 
@@ -41,12 +44,18 @@ __all__ = [
     "verify",
     "simulate",
     "Trajectory",
+    "Reduction",
+    "Metric",
+    "compiled_metric",
     "System",
     "RigidBody",
     "ConstantForce",
     "ConstantTorque",
     "PointForce",
     "LoadCallback",
+    "CompiledLoad",
+    "compiled_load",
+    "compiled_potential",
     "SphericalJoint",
     "Rod",
     "box_inertia",

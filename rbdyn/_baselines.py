@@ -8,25 +8,76 @@ form of the equations of motion.
 from __future__ import annotations
 
 import dataclasses
+from typing import NamedTuple
 
 import numpy as np
 
 from . import so3
 from .so3 import _unit_quat_to_matrix_into
+from ._data import body_loads_into
 from ._jit import njit
-from ._loads import _eval_loads, all_finite, cross_into, matvec_into, rmatvec_into
 from ._scheme import STATUS_NONFINITE, STATUS_OK, Scheme
+from ._small import body_finite, cross_into, matvec_into, rmatvec_into
 
 __all__ = ["SymplecticEuler", "RK4"]
 
 
-# The kernels below allocate nothing per step: scratch arrays are made once
-# per advance call and the 3x3 algebra is written out (helpers in _loads).
-# The orientation is carried as a unit quaternion inside an advance call and
-# written back to R after every step (the loads and the caller read R).
-# Per-body work lives in compiled helpers that do not call _eval_loads, so
-# that for systems with Python callbacks (where the kernel runs as Python,
-# see rbdyn._jit.python_variant) only the loads leave compiled code.
+# Neither scheme handles constraints, so every body is stepped on its own, start to end (one
+# pass over its data per step). A step allocates nothing: the scratch (BaselineWork) is made
+# once per run and the 3x3 algebra is written out (helpers in _small). The orientation is
+# carried as a unit quaternion in the state and R is written from it after every step (the
+# loads and the output read R). Only body_loads_into is called as a module global (see
+# rbdyn._jit.python_variant).
+
+
+class BaselineState(NamedTuple):
+    """Origin position, rotation, origin velocity, body rate, and the unit quaternion of R."""
+
+    x: np.ndarray
+    R: np.ndarray
+    v: np.ndarray
+    W: np.ndarray
+    q: np.ndarray
+
+
+class BaselineParams(NamedTuple):
+    """The baselines have no settings."""
+
+    none: int
+
+
+class BaselineWork(NamedTuple):
+    """One body's scratch: loads, 3-vectors, and the stages of RK4."""
+
+    F1: np.ndarray
+    T1: np.ndarray
+    w: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    loads: np.ndarray
+    xs: np.ndarray
+    qs: np.ndarray
+    vs: np.ndarray
+    Ws: np.ndarray
+    Rs: np.ndarray
+    kx: np.ndarray
+    kq: np.ndarray
+    kv: np.ndarray
+    kW: np.ndarray
+
+
+def _init(state):
+    x, R, v, W = (np.array(a, dtype=float, copy=True) for a in state)
+    q = np.empty((x.shape[0], 4))
+    for i in range(x.shape[0]):
+        q[i] = so3.matrix_to_quat_wxyz(R[i])
+    return BaselineState(x, R, v, W, q)
+
+
+def _work():
+    v3 = lambda: np.empty(3)  # noqa: E731
+    return BaselineWork(v3(), v3(), v3(), v3(), v3(), np.empty((4, 3)), v3(), np.empty(4), v3(), v3(),
+                        np.empty((3, 3)), np.empty((4, 3)), np.empty((4, 4)), np.empty((4, 3)), np.empty((4, 3)))
 
 
 @njit
@@ -47,79 +98,61 @@ def _normalise_quat(q):
 
 
 @njit
-def _quats_from_matrices(R, q):
-    """``q[i]`` = unit quaternion of ``R[i]`` for every body."""
-    for i in range(R.shape[0]):
-        q[i] = so3.matrix_to_quat_wxyz(R[i])
+def _symplectic_euler_update(mass, J, J_inv, pivoted, x, R, v, W, F, T, q, h, w, a, b):
+    """One step of one body from the loads ``F``, ``T`` at the start of the step.
 
-
-@njit
-def _symplectic_euler_update(model, x, R, v, W, F, T, q, h, w, a, b):
-    """One step of every body from the loads ``F``, ``T`` at the start of the step.
-
-    ``q[i]`` is ``R[i]`` as a unit quaternion (updated with it); ``w``, ``a``,
+    ``q`` is ``R`` as a unit quaternion (updated with it); ``w``, ``a``,
     ``b`` are 3-vector scratch.
     """
-    mass, J, J_inv, pivoted = model[0], model[1], model[2], model[3]
+    # The gyroscopic term is explicit and in world axes, with the world
+    # inertia I_w = R J R^T of the start of the step (as ODE does):
+    #   w += h I_w^{-1} (T - w × I_w w),  w = R W the world rate.
+    # I_w and its inverse are applied as R (J (R^T .)): matrix-vector
+    # products only, no 3x3 matrix products.
+    matvec_into(R, W, w)
+    rmatvec_into(R, w, a)
+    matvec_into(J, a, b)
+    matvec_into(R, b, a)  # a = I_w w
+    cross_into(w, a, b)
+    b[0] = T[0] - b[0]
+    b[1] = T[1] - b[1]
+    b[2] = T[2] - b[2]
+    rmatvec_into(R, b, a)
+    matvec_into(J_inv, a, b)
+    matvec_into(R, b, a)  # a = I_w^{-1} (T - w × I_w w)
+    w[0] += h * a[0]
+    w[1] += h * a[1]
+    w[2] += h * a[2]
+    if pivoted == 0:
+        hm = h / mass
+        for k in range(3):
+            v[k] += hm * F[k]
+            x[k] += h * v[k]
+    # First-order quaternion update with the new world rate, normalised:
+    # q += h/2 [0, w] ⊗ q.
+    q0, q1, q2, q3 = q[0], q[1], q[2], q[3]
+    hh = 0.5 * h
+    q[0] = q0 + hh * (-w[0] * q1 - w[1] * q2 - w[2] * q3)
+    q[1] = q1 + hh * (w[0] * q0 + w[1] * q3 - w[2] * q2)
+    q[2] = q2 + hh * (-w[0] * q3 + w[1] * q0 + w[2] * q1)
+    q[3] = q3 + hh * (w[0] * q2 - w[1] * q1 + w[2] * q0)
+    _normalise_quat(q)
+    _unit_quat_to_matrix_into(q[0], q[1], q[2], q[3], R)
+    rmatvec_into(R, w, W)  # body rate from the new orientation
+
+
+def symplectic_euler_step(model, state, work, params, t, h):
+    """One step of every body (the scheme's step function). Returns ``(status, 0)``."""
+    x, R, v, W, q = state.x, state.R, state.v, state.W, state.q
+    b = model.bodies
+    wk = work
     for i in range(x.shape[0]):
-        Ri = R[i]
-        # The gyroscopic term is explicit and in world axes, with the world
-        # inertia I_w = R J R^T of the start of the step (as ODE does):
-        #   w += h I_w^{-1} (T - w × I_w w),  w = R W the world rate.
-        # I_w and its inverse are applied as R (J (R^T .)): matrix-vector
-        # products only, no 3x3 matrix products.
-        matvec_into(Ri, W[i], w)
-        rmatvec_into(Ri, w, a)
-        matvec_into(J[i], a, b)
-        matvec_into(Ri, b, a)  # a = I_w w
-        cross_into(w, a, b)
-        Ti = T[i]
-        b[0] = Ti[0] - b[0]
-        b[1] = Ti[1] - b[1]
-        b[2] = Ti[2] - b[2]
-        rmatvec_into(Ri, b, a)
-        matvec_into(J_inv[i], a, b)
-        matvec_into(Ri, b, a)  # a = I_w^{-1} (T - w × I_w w)
-        w[0] += h * a[0]
-        w[1] += h * a[1]
-        w[2] += h * a[2]
-        if pivoted[i] == 0:
-            hm = h / mass[i]
-            for k in range(3):
-                v[i, k] += hm * F[i, k]
-                x[i, k] += h * v[i, k]
-        # First-order quaternion update with the new world rate, normalised:
-        # q += h/2 [0, w] ⊗ q.
-        qi = q[i]
-        q0, q1, q2, q3 = qi[0], qi[1], qi[2], qi[3]
-        hh = 0.5 * h
-        qi[0] = q0 + hh * (-w[0] * q1 - w[1] * q2 - w[2] * q3)
-        qi[1] = q1 + hh * (w[0] * q0 + w[1] * q3 - w[2] * q2)
-        qi[2] = q2 + hh * (-w[0] * q3 + w[1] * q0 + w[2] * q1)
-        qi[3] = q3 + hh * (w[0] * q2 - w[1] * q1 + w[2] * q0)
-        _normalise_quat(qi)
-        _unit_quat_to_matrix_into(qi[0], qi[1], qi[2], qi[3], Ri)
-        rmatvec_into(Ri, w, W[i])  # body rate from the new orientation
-
-
-@njit
-def _advance_symplectic_euler(model, carry, params, t0, h, n, counters, offset):
-    x, R, v, W = carry[0], carry[1], carry[2], carry[3]
-    nb = x.shape[0]
-    F = np.empty((nb, 3))
-    T = np.empty((nb, 3))
-    q = np.empty((nb, 4))
-    w = np.empty(3)
-    a = np.empty(3)
-    b = np.empty(3)
-    _quats_from_matrices(R, q)
-    for k in range(n):
-        _eval_loads(model, t0 + k * h, x, R, v, W, F, T)
-        _symplectic_euler_update(model, x, R, v, W, F, T, q, h, w, a, b)
-        counters[offset + k] = 0
-        if not all_finite(x, R, v, W):
-            return STATUS_NONFINITE, k
-    return STATUS_OK, n
+        body_loads_into(model, i, t, x[i], R[i], v[i], W[i], wk.F1, wk.T1, wk.loads)
+        _symplectic_euler_update(b.mass[i], b.inertia[i], b.inertia_inv[i], b.pivoted[i], x[i], R[i], v[i], W[i],
+                                 wk.F1, wk.T1, q[i], h, wk.w, wk.a, wk.b)
+        if not body_finite(x[i], R[i], v[i], W[i]):
+            return STATUS_NONFINITE, 0
+    return STATUS_OK, 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -151,117 +184,100 @@ class SymplecticEuler(Scheme):
     conserves = frozenset({"linear momentum", "quaternion norm", "orthonormality"})
     energy = "not conserved"
     symmetric = False
-    kernel = _advance_symplectic_euler
+    step_function = staticmethod(symplectic_euler_step)
+
+    def params(self):
+        return BaselineParams(0)
+
+    def init(self, system, state):
+        return _init(state)
+
+    def work(self, system, state):
+        return _work()
 
 
 @njit
-def _rk4_body_rates(model, q, v, W, R, F, T, s, kx, kq, kv, kW, a, b):
-    """Rates ``k*[s]`` of every body at stage ``s``, whose ``R`` and loads are known.
+def _rk4_rates(mass, J, J_inv, pivoted, q, v, W, R, F, T, s, kx, kq, kv, kW, a, b):
+    """Rates ``k*[s]`` of one body at stage ``s``, whose ``R`` and loads are known.
 
     ``x' = v``, ``q' = q ⊗ [0, W] / 2``, ``v' = f/m``,
     ``W' = J^{-1}(R^T T - W × J W)``; ``a``, ``b`` are 3-vector scratch.
     """
-    mass, J, J_inv, pivoted = model[0], model[1], model[2], model[3]
-    for i in range(q.shape[0]):
-        if pivoted[i] == 0:
-            for k in range(3):
-                kx[s, i, k] = v[i, k]
-                kv[s, i, k] = F[i, k] / mass[i]
-        else:
-            for k in range(3):
-                kx[s, i, k] = 0.0
-                kv[s, i, k] = 0.0
-        qi, Wi = q[i], W[i]
-        # q is not normalised at the stages; the rate uses it as it is.
-        kq[s, i, 0] = 0.5 * (-qi[1] * Wi[0] - qi[2] * Wi[1] - qi[3] * Wi[2])
-        kq[s, i, 1] = 0.5 * (qi[0] * Wi[0] + qi[2] * Wi[2] - qi[3] * Wi[1])
-        kq[s, i, 2] = 0.5 * (qi[0] * Wi[1] - qi[1] * Wi[2] + qi[3] * Wi[0])
-        kq[s, i, 3] = 0.5 * (qi[0] * Wi[2] + qi[1] * Wi[1] - qi[2] * Wi[0])
-        matvec_into(J[i], Wi, a)
-        cross_into(Wi, a, b)  # b = W × J W
-        rmatvec_into(R[i], T[i], a)  # a = torque in body axes
-        a[0] -= b[0]
-        a[1] -= b[1]
-        a[2] -= b[2]
-        matvec_into(J_inv[i], a, kW[s, i])
-
-
-@njit
-def _quats_to_matrices(q, R):
-    """``R[i]`` = rotation of ``q[i] / |q[i]|`` for every body."""
-    for i in range(q.shape[0]):
-        _quat_to_matrix_into(q[i], R[i])
+    if pivoted == 0:
+        for k in range(3):
+            kx[s, k] = v[k]
+            kv[s, k] = F[k] / mass
+    else:
+        for k in range(3):
+            kx[s, k] = 0.0
+            kv[s, k] = 0.0
+    # q is not normalised at the stages; the rate uses it as it is.
+    kq[s, 0] = 0.5 * (-q[1] * W[0] - q[2] * W[1] - q[3] * W[2])
+    kq[s, 1] = 0.5 * (q[0] * W[0] + q[2] * W[2] - q[3] * W[1])
+    kq[s, 2] = 0.5 * (q[0] * W[1] - q[1] * W[2] + q[3] * W[0])
+    kq[s, 3] = 0.5 * (q[0] * W[2] + q[1] * W[1] - q[2] * W[0])
+    matvec_into(J, W, a)
+    cross_into(W, a, b)  # b = W × J W
+    rmatvec_into(R, T, a)  # a = torque in body axes
+    a[0] -= b[0]
+    a[1] -= b[1]
+    a[2] -= b[2]
+    matvec_into(J_inv, a, kW[s])
 
 
 @njit
 def _rk4_stage_state(y, k, r, c, out):
-    """``out = y + c k[r]`` for (bodies, components) arrays: the state at a stage."""
-    for i in range(y.shape[0]):
-        for j in range(y.shape[1]):
-            out[i, j] = y[i, j] + c * k[r, i, j]
+    """``out = y + c k[r]`` for one body's component vector: the state at a stage."""
+    for j in range(y.shape[0]):
+        out[j] = y[j] + c * k[r, j]
 
 
 @njit
 def _rk4_combine(y, k, h6):
     """``y += h/6 (k1 + 2 k2 + 2 k3 + k4)``; ``k`` stacks the four stage rates."""
-    for i in range(y.shape[0]):
-        for j in range(y.shape[1]):
-            y[i, j] += h6 * (k[0, i, j] + 2.0 * k[1, i, j] + 2.0 * k[2, i, j] + k[3, i, j])
+    for j in range(y.shape[0]):
+        y[j] += h6 * (k[0, j] + 2.0 * k[1, j] + 2.0 * k[2, j] + k[3, j])
 
 
 _RK4_NODES = (0.0, 0.5, 0.5, 1.0)
 
 
-@njit
-def _advance_rk4(model, carry, params, t0, h, n, counters, offset):
-    x, R, v, W = carry[0], carry[1], carry[2], carry[3]
-    nb = x.shape[0]
-    # Scratch for the whole call: loads, stage rotation and state, rates.
-    F = np.empty((nb, 3))
-    T = np.empty((nb, 3))
-    Rs = np.empty((nb, 3, 3))
-    q = np.empty((nb, 4))
-    xs = np.empty((nb, 3))
-    qs = np.empty((nb, 4))
-    vs = np.empty((nb, 3))
-    Ws = np.empty((nb, 3))
-    kx = np.empty((4, nb, 3))
-    kq = np.empty((4, nb, 4))
-    kv = np.empty((4, nb, 3))
-    kW = np.empty((4, nb, 3))
-    a = np.empty(3)
-    b = np.empty(3)
-    _quats_from_matrices(R, q)
-    for k in range(n):
-        t = t0 + k * h
+def rk4_step(model, state, work, params, t, h):
+    """One step of every body (the scheme's step function). Returns ``(status, 0)``."""
+    x, R, v, W, q = state.x, state.R, state.v, state.W, state.q
+    b = model.bodies
+    wk = work
+    xs, qs, vs, Ws, Rs = wk.xs, wk.qs, wk.vs, wk.Ws, wk.Rs
+    kx, kq, kv, kW = wk.kx, wk.kq, wk.kv, wk.kW
+    for i in range(x.shape[0]):
         for s in range(4):
             # Stage s at y + c_s h k_{s-1}; the first stage is the step's start.
             if s == 0:
-                xs[:], qs[:], vs[:], Ws[:] = x, q, v, W
+                xs[:] = x[i]
+                qs[:] = q[i]
+                vs[:] = v[i]
+                Ws[:] = W[i]
             else:
                 ch = _RK4_NODES[s] * h
-                _rk4_stage_state(x, kx, s - 1, ch, xs)
-                _rk4_stage_state(q, kq, s - 1, ch, qs)
-                _rk4_stage_state(v, kv, s - 1, ch, vs)
-                _rk4_stage_state(W, kW, s - 1, ch, Ws)
-            # The loads are called from the kernel itself (not from a
-            # helper) so that the Python variant for callbacks sees them.
-            _quats_to_matrices(qs, Rs)
-            _eval_loads(model, t + _RK4_NODES[s] * h, xs, Rs, vs, Ws, F, T)
-            _rk4_body_rates(model, qs, vs, Ws, Rs, F, T, s, kx, kq, kv, kW, a, b)
+                _rk4_stage_state(x[i], kx, s - 1, ch, xs)
+                _rk4_stage_state(q[i], kq, s - 1, ch, qs)
+                _rk4_stage_state(v[i], kv, s - 1, ch, vs)
+                _rk4_stage_state(W[i], kW, s - 1, ch, Ws)
+            _quat_to_matrix_into(qs, Rs)
+            body_loads_into(model, i, t + _RK4_NODES[s] * h, xs, Rs, vs, Ws, wk.F1, wk.T1, wk.loads)
+            _rk4_rates(b.mass[i], b.inertia[i], b.inertia_inv[i], b.pivoted[i], qs, vs, Ws, Rs, wk.F1, wk.T1, s,
+                       kx, kq, kv, kW, wk.a, wk.b)
         h6 = h / 6.0
-        _rk4_combine(x, kx, h6)
-        _rk4_combine(v, kv, h6)
-        _rk4_combine(W, kW, h6)
-        _rk4_combine(q, kq, h6)
-        for i in range(nb):
-            qi = q[i]
-            _normalise_quat(qi)  # carried unit quaternion; R follows it
-            _unit_quat_to_matrix_into(qi[0], qi[1], qi[2], qi[3], R[i])
-        counters[offset + k] = 0
-        if not all_finite(x, R, v, W):
-            return STATUS_NONFINITE, k
-    return STATUS_OK, n
+        _rk4_combine(x[i], kx, h6)
+        _rk4_combine(v[i], kv, h6)
+        _rk4_combine(W[i], kW, h6)
+        qi = q[i]
+        _rk4_combine(qi, kq, h6)
+        _normalise_quat(qi)  # carried unit quaternion; R follows it
+        _unit_quat_to_matrix_into(qi[0], qi[1], qi[2], qi[3], R[i])
+        if not body_finite(x[i], R[i], v[i], W[i]):
+            return STATUS_NONFINITE, 0
+    return STATUS_OK, 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -288,4 +304,13 @@ class RK4(Scheme):
     conserves = frozenset({"linear momentum", "quaternion norm", "orthonormality"})
     energy = "not conserved"
     symmetric = False
-    kernel = _advance_rk4
+    step_function = staticmethod(rk4_step)
+
+    def params(self):
+        return BaselineParams(0)
+
+    def init(self, system, state):
+        return _init(state)
+
+    def work(self, system, state):
+        return _work()

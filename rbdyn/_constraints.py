@@ -2,20 +2,20 @@ r"""Constraint data for the compiled kernels, and the geometry they share.
 
 A constraint ties a point of body ``a`` (``point_body``, body frame,
 relative to the body origin) to a point of body ``b`` or to a fixed world
-point. :attr:`rbdyn.System.packed` carries them after the loads as
+point. :attr:`rbdyn.System.model` carries them as a :class:`Constraints`
+named tuple:
 
-========  ===================  =============================================
-index     name                 content
-========  ===================  =============================================
-11        ``c_kind``           (nc,) int: ``KIND_SPHERICAL`` or ``KIND_ROD``
-12        ``c_body``           (nc, 2) int: bodies ``a``, ``b`` (-1: world)
-13        ``c_point``          (nc, 2, 3): body-frame points (world point
-                               for ``b = -1``)
-14        ``c_length``         (nc,): rod length (0 for a joint)
-15        ``c_row``            (nc + 1,) int: first residual row of each
-16        ``c_bodies``         int: bodies in at least one constraint
-17        ``u_bodies``         int: the other bodies
-========  ===================  =============================================
+==============  =============================================
+field           content
+==============  =============================================
+``kind``        (nc,) int: ``KIND_SPHERICAL`` or ``KIND_ROD``
+``body``        (nc, 2) int: bodies ``a``, ``b`` (-1: world)
+``point``       (nc, 2, 3): body-frame points (world point for ``b = -1``)
+``length``      (nc,): rod length (0 for a joint)
+``row``         (nc + 1,) int: first residual row of each
+``c_bodies``    int: bodies in at least one constraint
+``u_bodies``    int: the other bodies
+==============  =============================================
 
 Residuals (position level, metres): a spherical joint has the three
 components of the gap :math:`d = p_a - p_b`, a rod the single
@@ -24,19 +24,30 @@ components of the gap :math:`d = p_a - p_b`, a rod the single
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ._jit import njit
 
 KIND_SPHERICAL = 0
 KIND_ROD = 1
-C_KIND, C_BODY, C_POINT, C_LENGTH, C_ROW, C_BODIES, U_BODIES = range(11, 18)
+
+
+class Constraints(NamedTuple):
+    kind: np.ndarray
+    body: np.ndarray
+    point: np.ndarray
+    length: np.ndarray
+    row: np.ndarray
+    c_bodies: np.ndarray
+    u_bodies: np.ndarray
 
 _EPS = 2.220446049250313e-16
 
 
-def pack_constraints(constraints, n_bodies: int) -> tuple:
-    """The constraint arrays of ``System.packed`` from resolved constraints."""
+def pack_constraints(constraints, n_bodies: int) -> Constraints:
+    """The :class:`Constraints` of a system from its resolved constraints."""
     nc = len(constraints)
     kind = np.zeros(nc, dtype=np.int64)
     body = np.full((nc, 2), -1, dtype=np.int64)
@@ -54,7 +65,7 @@ def pack_constraints(constraints, n_bodies: int) -> tuple:
     involved[body[body >= 0]] = True
     c_bodies = np.flatnonzero(involved).astype(np.int64)
     u_bodies = np.flatnonzero(~involved).astype(np.int64)
-    return kind, body, point, length, row, c_bodies, u_bodies
+    return Constraints(kind, body, point, length, row, c_bodies, u_bodies)
 
 
 @njit
@@ -71,7 +82,7 @@ def point_into(x, R, i, p, out):
 @njit
 def gap_into(model, x, R, k, pa, pb, d):
     """End points ``pa``, ``pb`` (world) of constraint ``k`` and ``d = pa - pb``; returns |d|."""
-    body, point = model[C_BODY], model[C_POINT]
+    body, point = model.constraints.body, model.constraints.point
     point_into(x, R, body[k, 0], point[k, 0], pa)
     point_into(x, R, body[k, 1], point[k, 1], pb)
     for r in range(3):
@@ -83,7 +94,7 @@ def gap_into(model, x, R, k, pa, pb, d):
 def residuals_into(model, x, R, g, tol_floor, pa, pb, d):
     """Every residual into ``g`` and, into ``tol_floor``, the smallest error
     float64 can resolve for it (16 ulp of the coordinates involved)."""
-    kind, length, row = model[C_KIND], model[C_LENGTH], model[C_ROW]
+    kind, length, row = model.constraints.kind, model.constraints.length, model.constraints.row
     for k in range(kind.shape[0]):
         dist = gap_into(model, x, R, k, pa, pb, d)
         scale = 0.0

@@ -48,15 +48,16 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import NamedTuple
 
 import numpy as np
 
-from ._constraints import C_BODIES, C_BODY, C_KIND, C_LENGTH, C_POINT, C_ROW, KIND_ROD, U_BODIES, gap_into, lu_solve_inplace
+from ._constraints import KIND_ROD, gap_into, lu_solve_inplace
+from ._data import body_loads_into, eval_loads
 from ._errors import InputError
 from ._jit import njit
-from ._loads import _eval_loads, all_finite
 from ._scheme import STATUS_NEWTON, STATUS_NONFINITE, STATUS_OK, STATUS_SINGULAR, Scheme, _callback_loads, _isfinite
-from ._small import exp_scaled_into, matmul_into, reorthonormalize, rodrigues_into, solve3, sub_hat
+from ._small import body_finite, exp_scaled_into, matmul_into, reorthonormalize, rodrigues_into, solve3, sub_hat
 from .so3 import _sinc_coeffs
 
 __all__ = ["GenAlpha", "gen_alpha_coefficients", "consistent_accelerations"]
@@ -78,19 +79,119 @@ def gen_alpha_coefficients(rho_inf: float) -> tuple[float, float, float, float]:
 
 # -- layout --------------------------------------------------------------------
 #
-# The kernel allocates its scratch once per advance call. Bodies in at least
-# one constraint form one coupled group, solved with one dense matrix of
-# their unknowns (6 for a free body, 3 for a pivoted one) and the
-# constraint rows; every other body is a group of its own (a diagonal
-# translation and a 3x3 rotation solve). The groups iterate in lockstep
-# (one evaluation of the loads per iteration) but each has its own
-# convergence test, so that the motion of a body does not depend on the
-# unrelated bodies of the system. The per-body work lives in compiled
-# helpers that do not call _eval_loads (see rbdyn._jit.python_variant).
+# A step allocates nothing: the scratch (GenAlphaWork) is made once per run. Bodies in at
+# least one constraint form one coupled group, solved with one dense matrix of their unknowns
+# (6 for a free body, 3 for a pivoted one) and the constraint rows; every other body is
+# stepped on its own, start to end (a diagonal translation and a 3x3 rotation solve per
+# iteration, its loads evaluated at every iteration). Each group has its own convergence test,
+# so that the motion of a body does not depend on the unrelated bodies of the system; the
+# step's iteration count is the largest of the groups'. Only body_loads_into is called as a
+# module global (see rbdyn._jit.python_variant).
 #
 # Velocities, accelerations and Newton increments are in world components,
 # in the order (translation, rotation); a pivoted body's translation
 # entries stay zero.
+
+
+class GenAlphaState(NamedTuple):
+    """The state, the algorithmic and the true accelerations (N, 6), and the multipliers."""
+
+    x: np.ndarray
+    R: np.ndarray
+    v: np.ndarray
+    W: np.ndarray
+    acc: np.ndarray
+    vd: np.ndarray
+    lam: np.ndarray
+
+
+class GenAlphaParams(NamedTuple):
+    alpha_m: float
+    alpha_f: float
+    gamma: float
+    beta: float
+    newton_atol: float
+    newton_rtol: float
+    newton_max_iter: int
+
+
+class BodyScratch(NamedTuple):
+    """3x3 and vector scratch of one body's Newton iteration."""
+
+    rho: np.ndarray
+    G: np.ndarray
+    K: np.ndarray
+    Jl: np.ndarray
+    S: np.ndarray
+    H: np.ndarray
+    res: np.ndarray
+    y: np.ndarray
+    w: np.ndarray
+    p: np.ndarray
+    q: np.ndarray
+    r: np.ndarray
+    f: np.ndarray
+
+
+class CoupledScratch(NamedTuple):
+    """Scratch of the coupled group's assembly."""
+
+    rho_b: np.ndarray
+    G_b: np.ndarray
+    pa: np.ndarray
+    pb: np.ndarray
+    d: np.ndarray
+    n: np.ndarray
+    ra: np.ndarray
+    rb: np.ndarray
+    A: np.ndarray
+    B3: np.ndarray
+    C3: np.ndarray
+
+
+class GenAlphaWork(NamedTuple):
+    """Scratch of a run. ``coef`` holds alpha_m, alpha_f, gamma, beta, beta', gamma' and the
+    conditioner beta h^2 of the run's step; ``dof`` the first unknown of each coupled body
+    (-1 for the others), ``n_dof`` the coupled group's body unknowns."""
+
+    coef: np.ndarray
+    dof: np.ndarray
+    n_dof: int
+    F: np.ndarray
+    T: np.ndarray
+    V: np.ndarray
+    dq: np.ndarray
+    x0: np.ndarray
+    R0: np.ndarray
+    E: np.ndarray
+    S: np.ndarray
+    rhs: np.ndarray
+    loads: np.ndarray
+    body: BodyScratch
+    coupled: CoupledScratch
+
+
+def make_work(model, n_rows) -> GenAlphaWork:
+    """Scratch for ``model`` with ``n_rows`` constraint rows."""
+    pivoted = model.bodies.pivoted
+    nb = pivoted.shape[0]
+    dof = np.full(nb, -1, dtype=np.int64)
+    nd = 0
+    for i in model.constraints.c_bodies:
+        dof[i] = nd
+        nd += 6 if pivoted[i] == 0 else 3
+    nt = nd + n_rows
+    m3 = lambda: np.empty((3, 3))  # noqa: E731
+    v3 = lambda: np.empty(3)  # noqa: E731
+    nc = nb if n_rows else 0
+    return GenAlphaWork(
+        np.empty(7), dof, nd,
+        np.empty((nb, 3)), np.empty((nb, 3)), np.empty((nb, 6)), np.empty((nb, 6)), np.empty((nb, 3)),
+        np.empty((nb, 3, 3)), m3(), np.empty((nt, nt)), np.empty(nt), np.empty((4, 3)),
+        BodyScratch(m3(), m3(), m3(), m3(), m3(), m3(), np.empty(6), np.empty(6), v3(), v3(), v3(), v3(), v3()),
+        CoupledScratch(np.empty((nc, 3, 3)), np.empty((nc, 3, 3)), v3(), v3(), v3(), v3(), v3(), v3(), m3(), m3(),
+                       m3()),
+    )
 
 
 @njit
@@ -115,7 +216,7 @@ def _body_terms(model, i, R, V, vd, F, T, rho, G, K, res, w, p, q, H):
     the same for a built-in load and the same load given as a Python
     callback. ``w``, ``p``, ``q`` are 3-vector scratch, ``H`` 3x3 scratch.
     """
-    mass, J, pivoted = model[0], model[1], model[3]
+    mass, J, pivoted = model.bodies.mass, model.bodies.inertia, model.bodies.pivoted
     Ri = R[i]
     matmul_into(Ri, J[i], H)
     for a in range(3):
@@ -177,26 +278,25 @@ def _place(i, pivoted, x0, R0, dq, h, x, R, V, v, W, E):
 
 
 @njit
-def _predict(pivoted, coef, h, x, R, v, W, acc, vd, V, dq, x0, R0, E):
-    """Start of a step: save the configuration, predict every body, place it."""
+def _predict(i, pivoted, coef, h, x, R, v, W, acc, vd, V, dq, x0, R0, E):
+    """Start of a step for body ``i``: save its configuration, predict it, place it."""
     am, af, gamma, beta = coef[0], coef[1], coef[2], coef[3]
-    for i in range(x.shape[0]):
-        Ri = R[i]
-        for a in range(3):
-            x0[i, a] = x[i, a]
-            for b in range(3):
-                R0[i, a, b] = Ri[a, b]
-            V[i, a] = v[i, a] if pivoted[i] == 0 else 0.0
-            V[i, 3 + a] = Ri[a, 0] * W[i, 0] + Ri[a, 1] * W[i, 1] + Ri[a, 2] * W[i, 2]
-        for c in range(6):
-            a_old = acc[i, c]
-            a_new = (af * vd[i, c] - am * a_old) / (1.0 - am)
-            v_old = V[i, c]
-            V[i, c] = v_old + h * (1.0 - gamma) * a_old + h * gamma * a_new
-            dq[i, c] = v_old + h * (0.5 - beta) * a_old + h * beta * a_new
-            acc[i, c] = a_new
-            vd[i, c] = 0.0
-        _place(i, pivoted, x0, R0, dq, h, x, R, V, v, W, E)
+    Ri = R[i]
+    for a in range(3):
+        x0[i, a] = x[i, a]
+        for b in range(3):
+            R0[i, a, b] = Ri[a, b]
+        V[i, a] = v[i, a] if pivoted[i] == 0 else 0.0
+        V[i, 3 + a] = Ri[a, 0] * W[i, 0] + Ri[a, 1] * W[i, 1] + Ri[a, 2] * W[i, 2]
+    for c in range(6):
+        a_old = acc[i, c]
+        a_new = (af * vd[i, c] - am * a_old) / (1.0 - am)
+        v_old = V[i, c]
+        V[i, c] = v_old + h * (1.0 - gamma) * a_old + h * gamma * a_new
+        dq[i, c] = v_old + h * (0.5 - beta) * a_old + h * beta * a_new
+        acc[i, c] = a_new
+        vd[i, c] = 0.0
+    _place(i, pivoted, x0, R0, dq, h, x, R, V, v, W, E)
 
 
 @njit
@@ -234,7 +334,7 @@ def _single_body(model, i, coef, h, atol, rtol, x0, R0, x, R, v, W, V, vd, dq, F
     """One Newton iteration of an unconstrained body; returns its error measure
     (the increment is applied), or nan for a non-finite or singular system."""
     (rho, G, K, Jl, S, H, res, y, w, p, q, r, f) = scr
-    mass, pivoted = model[0], model[3]
+    mass, pivoted = model.bodies.mass, model.bodies.pivoted
     bp, gp = coef[4], coef[5]
     _body_terms(model, i, R, V, vd, F, T, rho, G, K, res, w, p, q, H)
     _left_jacobian_into(h, dq, i, Jl)
@@ -269,9 +369,10 @@ def _coupled(model, coef, h, atol, rtol, dof, nd, x0, R0, x, R, v, W, V, vd, lam
     """
     (rho, G, K, Jl, S3, H, res, y, w, p, q, r, f) = scr
     (rho_b, G_b, pa, pb, d, n, ra, rb, A, B3, C3) = cscr
-    mass, pivoted = model[0], model[3]
-    kind, body, point, length, row = model[C_KIND], model[C_BODY], model[C_POINT], model[C_LENGTH], model[C_ROW]
-    bodies = model[C_BODIES]
+    mass, pivoted = model.bodies.mass, model.bodies.pivoted
+    cons = model.constraints
+    kind, body, point, length, row = cons.kind, cons.body, cons.point, cons.length, cons.row
+    bodies = cons.c_bodies
     bp, gp, cond = coef[4], coef[5], coef[6]
     nt = S.shape[0]
     for a in range(nt):
@@ -450,109 +551,90 @@ def _coupled(model, coef, h, atol, rtol, dof, nd, x0, R0, x, R, v, W, V, vd, lam
 
 
 @njit
-def _finish(pivoted, coef, R, V, W, acc, vd):
-    """End of a step: algorithmic accelerations, rotations kept on SO(3)."""
+def _finish(i, coef, R, V, W, acc, vd):
+    """End of a step for body ``i``: algorithmic accelerations, rotation kept on SO(3)."""
     ratio = (1.0 - coef[1]) / (1.0 - coef[0])
-    for i in range(R.shape[0]):
-        for c in range(6):
-            acc[i, c] += ratio * vd[i, c]
-        reorthonormalize(R[i])
-        Ri = R[i]
-        for a in range(3):
-            W[i, a] = Ri[0, a] * V[i, 3] + Ri[1, a] * V[i, 4] + Ri[2, a] * V[i, 5]
+    for c in range(6):
+        acc[i, c] += ratio * vd[i, c]
+    reorthonormalize(R[i])
+    Ri = R[i]
+    for a in range(3):
+        W[i, a] = Ri[0, a] * V[i, 3] + Ri[1, a] * V[i, 4] + Ri[2, a] * V[i, 5]
 
 
 @njit
-def _advance_gen_alpha(model, carry, params, t0, h, n, counters, offset):
-    x, R, v, W = carry[0], carry[1], carry[2], carry[3]
-    acc, vd, lam = carry[4], carry[5], carry[6]
-    pivoted = model[3]
-    c_bodies, u_bodies = model[C_BODIES], model[U_BODIES]
-    am, af, gamma, beta = params[0], params[1], params[2], params[3]
-    atol, rtol = params[4], params[5]
-    max_iter = int(params[6])
-    # alpha_m, alpha_f, gamma, beta, beta', gamma', conditioner
-    coef = np.empty(7)
+def _set_coefficients(coef, params, h):
+    am, af, gamma, beta = params.alpha_m, params.alpha_f, params.gamma, params.beta
     coef[0], coef[1], coef[2], coef[3] = am, af, gamma, beta
-    coef[4] = (1.0 - am) / (h * h * beta * (1.0 - af))
-    coef[5] = gamma / (h * beta)
-    coef[6] = beta * h * h
-    nb = x.shape[0]
+    coef[4] = (1.0 - am) / (h * h * beta * (1.0 - af))  # beta'
+    coef[5] = gamma / (h * beta)  # gamma'
+    coef[6] = beta * h * h  # conditioner
+
+
+def gen_alpha_step(model, state, work, params, t, h):
+    """One generalized-alpha step of every body (the scheme's step function).
+
+    Returns ``(status, iterations)``, the iterations being the largest of the groups'.
+    """
+    x, R, v, W, acc, vd, lam = state.x, state.R, state.v, state.W, state.acc, state.vd, state.lam
+    pivoted = model.bodies.pivoted
+    cons = model.constraints
+    wk = work
+    coef = wk.coef
+    _set_coefficients(coef, params, h)
+    atol, rtol, max_iter = params.newton_atol, params.newton_rtol, params.newton_max_iter
+    F, T, V, dq, x0, R0 = wk.F, wk.T, wk.V, wk.dq, wk.x0, wk.R0
+    t1 = t + h
     m = lam.shape[0]
-    dof = np.full(nb, -1, dtype=np.int64)
-    nd = 0
-    for i in c_bodies:
-        dof[i] = nd
-        nd += 6 if pivoted[i] == 0 else 3
-    nt = nd + m
-    # scratch for the whole call
-    F = np.empty((nb, 3))
-    T = np.empty((nb, 3))
-    V = np.empty((nb, 6))
-    dq = np.empty((nb, 6))
-    x0 = np.empty((nb, 3))
-    R0 = np.empty((nb, 3, 3))
-    E = np.empty((3, 3))
-    S = np.empty((nt, nt))
-    rhs = np.empty(nt)
-    done = np.empty(nb, dtype=np.bool_)
-    scr = (
-        np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)),
-        np.empty(6), np.empty(6), np.empty(3), np.empty(3), np.empty(3), np.empty(3), np.empty(3),
-    )
-    cscr = (
-        np.empty((nb, 3, 3)), np.empty((nb, 3, 3)), np.empty(3), np.empty(3), np.empty(3), np.empty(3),
-        np.empty(3), np.empty(3), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)),
-    )
-    for k in range(n):
-        t1 = t0 + (k + 1) * h
-        _predict(pivoted, coef, h, x, R, v, W, acc, vd, V, dq, x0, R0, E)
+    iters = 0
+    if m > 0:
+        # the coupled group: the constrained bodies and the multipliers
+        for i in cons.c_bodies:
+            _predict(i, pivoted, coef, h, x, R, v, W, acc, vd, V, dq, x0, R0, wk.E)
         for a in range(m):
             lam[a] = 0.0
-        coupled_done = nt == 0
-        for i in u_bodies:
-            done[i] = False
         converged = False
-        iters = 0
         for it in range(max_iter):
             iters = it + 1
-            # loads at the current iterate and t_{n+1} (from the kernel itself,
-            # so that the Python variant for callbacks sees them)
-            _eval_loads(model, t1, x, R, v, W, F, T)
-            all_done = True
-            if not coupled_done:
-                err = _coupled(model, coef, h, atol, rtol, dof, nd, x0, R0, x, R, v, W, V, vd, lam, dq, F, T, S, rhs, scr, cscr)
-                if err == -1.0:
-                    counters[offset + k] = iters
-                    return STATUS_SINGULAR, k
-                if not err <= 1.0:
-                    if not np.isfinite(err):
-                        counters[offset + k] = iters
-                        return STATUS_NONFINITE, k
-                    all_done = False
-                else:
-                    coupled_done = True
-            for i in u_bodies:
-                if done[i]:
-                    continue
-                err = _single_body(model, i, coef, h, atol, rtol, x0, R0, x, R, v, W, V, vd, dq, F, T, scr)
-                if not np.isfinite(err):
-                    counters[offset + k] = iters
-                    return STATUS_NONFINITE, k
-                if err <= 1.0:
-                    done[i] = True
-                else:
-                    all_done = False
-            if all_done:
+            # loads at the current iterate and t_{n+1} (from the step itself, so that the
+            # Python variant for callbacks sees them)
+            for i in cons.c_bodies:
+                body_loads_into(model, i, t1, x[i], R[i], v[i], W[i], F[i], T[i], wk.loads)
+            err = _coupled(model, coef, h, atol, rtol, wk.dof, wk.n_dof, x0, R0, x, R, v, W, V, vd, lam, dq, F, T,
+                           wk.S, wk.rhs, wk.body, wk.coupled)
+            if err == -1.0:
+                return STATUS_SINGULAR, iters
+            if err <= 1.0:
                 converged = True
                 break
-        counters[offset + k] = iters
+            if not np.isfinite(err):
+                return STATUS_NONFINITE, iters
         if not converged:
-            return STATUS_NEWTON, k
-        _finish(pivoted, coef, R, V, W, acc, vd)
-        if not all_finite(x, R, v, W):
-            return STATUS_NONFINITE, k
-    return STATUS_OK, n
+            return STATUS_NEWTON, iters
+        for i in cons.c_bodies:
+            _finish(i, coef, R, V, W, acc, vd)
+            if not body_finite(x[i], R[i], v[i], W[i]):
+                return STATUS_NONFINITE, iters
+    for i in cons.u_bodies:
+        _predict(i, pivoted, coef, h, x, R, v, W, acc, vd, V, dq, x0, R0, wk.E)
+        converged = False
+        n_it = 0
+        for it in range(max_iter):
+            n_it = it + 1
+            body_loads_into(model, i, t1, x[i], R[i], v[i], W[i], F[i], T[i], wk.loads)
+            err = _single_body(model, i, coef, h, atol, rtol, x0, R0, x, R, v, W, V, vd, dq, F, T, wk.body)
+            if not np.isfinite(err):
+                return STATUS_NONFINITE, max(iters, n_it)
+            if err <= 1.0:
+                converged = True
+                break
+        iters = max(iters, n_it)
+        if not converged:
+            return STATUS_NEWTON, iters
+        _finish(i, coef, R, V, W, acc, vd)
+        if not body_finite(x[i], R[i], v[i], W[i]):
+            return STATUS_NONFINITE, iters
+    return STATUS_OK, iters
 
 
 # -- consistent initial accelerations ------------------------------------------------
@@ -573,13 +655,15 @@ def consistent_accelerations(system, state, t=0.0):
     first body of a constraint is ``-B^T lam``).
     """
     x, R, v, W = (np.array(a, dtype=float, copy=True) for a in state)
-    model = system.packed
-    mass, J, pivoted = model[0], model[1], model[3]
+    model = system.model
+    mass, J, pivoted = model.bodies.mass, model.bodies.inertia, model.bodies.pivoted
     nb = x.shape[0]
     F = np.zeros((nb, 3))
     T = np.zeros((nb, 3))
-    loads = _callback_loads(system) if system.callbacks else _eval_loads
-    loads(model, t, x, R, v, W, F, T)
+    loads = _callback_loads(system) if system.callbacks else body_loads_into
+    scratch = np.empty((4, 3))
+    for i in range(nb):
+        loads(model, i, t, x[i], R[i], v[i], W[i], F[i], T[i], scratch)
     omega = np.einsum("bij,bj->bi", R, W)
     vd = np.zeros((nb, 6))
     rho = np.einsum("bij,bjk,blk->bil", R, J, R)
@@ -591,7 +675,7 @@ def consistent_accelerations(system, state, t=0.0):
     m = sum(c.n_eq for c in system.constraints)
     if m == 0:
         return vd, np.zeros(0)
-    bodies = list(model[C_BODIES])
+    bodies = list(model.constraints.c_bodies)
     dof, nd = {}, 0
     for i in bodies:
         dof[i] = nd
@@ -606,7 +690,8 @@ def consistent_accelerations(system, state, t=0.0):
             j += 3
         A[j : j + 3, j : j + 3] = rho[i]
         b[j : j + 3] = torque[i]
-    kind, body, point, row = model[C_KIND], model[C_BODY], model[C_POINT], model[C_ROW]
+    cons = model.constraints
+    kind, body, point, row = cons.kind, cons.body, cons.point, cons.row
     for k in range(kind.shape[0]):
         ends, rel = [], np.zeros(3)  # rel: relative velocity of the end points
         acc_free = np.zeros(3)  # the part of the relative acceleration without vd
@@ -744,7 +829,7 @@ class GenAlpha(Scheme):
     symmetric = False
     supports_constraints = True
     constrained_order = 2
-    kernel = _advance_gen_alpha
+    step_function = staticmethod(gen_alpha_step)
 
     def __post_init__(self):
         value = self.rho_inf
@@ -764,11 +849,15 @@ class GenAlpha(Scheme):
         return gen_alpha_coefficients(self.rho_inf)
 
     def params(self):
-        return self.coefficients + (float(self.newton_atol), float(self.newton_rtol), float(self.newton_max_iter))
+        return GenAlphaParams(*self.coefficients, float(self.newton_atol), float(self.newton_rtol),
+                              int(self.newton_max_iter))
 
     def init(self, system, state):
-        """The state plus consistent accelerations: ``(x, R, v, W, a, vd, lam)``
-        with ``a = vd`` (see :func:`consistent_accelerations`)."""
-        base = super().init(system, state)
-        vd, lam = consistent_accelerations(system, base)
-        return base + (vd.copy(), vd, lam)
+        """The state plus consistent accelerations: ``(x, R, v, W, acc, vd, lam)``
+        with ``acc = vd`` (see :func:`consistent_accelerations`)."""
+        x, R, v, W = (np.array(a, dtype=float, copy=True) for a in state)
+        vd, lam = consistent_accelerations(system, (x, R, v, W))
+        return GenAlphaState(x, R, v, W, vd.copy(), vd, lam)
+
+    def work(self, system, state):
+        return make_work(system.model, state.lam.shape[0])

@@ -5,20 +5,76 @@ Every kernel of rbdyn is a plain function over float64 arrays compiled with
 that a new process (a book page, a test run) does not pay the compile time
 again. ``NUMBA_DISABLE_JIT=1`` runs the same source as ordinary Python, which
 must give the same results.
+
+Functions that are passed to other compiled functions as values (a scheme's
+step, a compiled load, a metric) are compiled for one explicit signature with
+:func:`njit_signature`: numba then types them by their signature, not by the
+object, so that the function that receives them compiles once for every
+function of that signature and is cached on disk like the rest.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import types
+import warnings
 
 import numba
+from numba.core.errors import NumbaExperimentalFeatureWarning
 
-__all__ = ["njit", "python_variant"]
+__all__ = ["njit", "njit_signature", "function_list", "python_variant", "jit_enabled", "quiet"]
+
+
+@contextlib.contextmanager
+def quiet():
+    """Compile without numba's notice that functions as values are "experimental".
+
+    Functions as values are what makes one compiled run driver serve every scheme; the notice
+    is no news for a user, and a warning would be a second line on a command line's stderr.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=NumbaExperimentalFeatureWarning)
+        yield
 
 
 def njit(fn):
     """Compile ``fn`` in nopython mode with an on-disk cache."""
     return numba.njit(cache=True, fastmath=False, error_model="numpy")(fn)
+
+
+def jit_enabled() -> bool:
+    """False under ``NUMBA_DISABLE_JIT=1`` (every kernel then runs as Python)."""
+    return not numba.config.DISABLE_JIT
+
+
+@functools.cache
+def njit_signature(fn, signature, cache: bool = True):
+    """``fn`` compiled for exactly ``signature`` (a numba signature), memoised.
+
+    The result can be passed to a compiled function as a value of type
+    ``FunctionType(signature)``. Under ``NUMBA_DISABLE_JIT=1`` it is ``fn``.
+    Functions defined in a notebook or an interactive session cannot be
+    cached on disk; pass ``cache=False`` for them.
+    """
+    if not jit_enabled():
+        return fn
+    with quiet():
+        return numba.njit(signature, cache=cache, fastmath=False, error_model="numpy")(fn)
+
+
+def function_list(signature, functions):
+    """A typed list of functions of one ``signature`` (a plain list without JIT).
+
+    A typed list has one numba type whatever its length, so a compiled
+    function that takes it is compiled once, for no function as for many.
+    """
+    if not jit_enabled():
+        return list(functions)
+    out = numba.typed.List.empty_list(numba.types.FunctionType(signature))
+    for fn in functions:
+        out.append(fn)
+    return out
 
 
 def _is_function(obj) -> bool:
@@ -45,12 +101,13 @@ def _references(fn, name, seen=None) -> bool:
 def python_variant(kernel, name, replacement):
     """The pure-Python source of ``kernel`` with the global ``name`` rebound.
 
-    A kernel evaluates the loads through the module-level ``_eval_loads``,
-    compiled for the built-in loads. When a system also has Python callbacks
-    (which compiled code cannot call) the very same source runs as Python
-    with ``_eval_loads`` rebound to a function that adds the callbacks. Every
-    compiled helper on the way that uses ``name`` is converted the same way;
-    all other helpers (maps, small solves) stay compiled.
+    A step evaluates the loads of a body through the module-level
+    ``body_loads_into``, compiled for the built-in and compiled loads. When a
+    system also has Python callbacks (which compiled code cannot call) the
+    very same source runs as Python with that name rebound to a function that
+    adds the callbacks. Every compiled helper on the way that uses ``name`` is
+    converted the same way; all other helpers (maps, small solves) stay
+    compiled.
     """
     fn = getattr(kernel, "py_func", kernel)
     glb = dict(fn.__globals__)

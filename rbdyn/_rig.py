@@ -27,14 +27,16 @@ A pivoted body has no translation; its inertia is about the pivot.
 from __future__ import annotations
 
 import dataclasses
+from typing import NamedTuple
 
 import numpy as np
 
+from ._constraints import KIND_ROD, gap_into, lu_solve_inplace, residuals_into
+from ._data import body_loads_into
 from ._jit import njit
-from ._loads import _eval_loads, all_finite, cross_into, matvec_into, rmatvec_into
-from ._constraints import C_BODIES, C_BODY, C_KIND, C_POINT, C_ROW, KIND_ROD, U_BODIES, gap_into, lu_solve_inplace, residuals_into
 from ._scheme import STATUS_CONSTRAINT, STATUS_NEWTON, STATUS_NONFINITE, STATUS_OK, STATUS_SINGULAR, Scheme
-from ._small import dot3_add, exp_scaled_into, matmul_into, reorthonormalize, rodrigues_into, solve3
+from ._small import (body_finite, cross_into, dot3_add, exp_scaled_into, matmul_into, matvec_into, reorthonormalize,
+                     rmatvec_into, rodrigues_into, solve3)
 from .so3 import _sinc_coeffs
 
 __all__ = ["RigPos", "RigNeg", "RigImp"]
@@ -42,20 +44,96 @@ __all__ = ["RigPos", "RigNeg", "RigImp"]
 _POS, _NEG, _IMP = 0, 1, 2
 
 
-# The kernel allocates nothing per step: scratch arrays are made once per
-# advance call and the 3x3 algebra is written out (helpers in _loads and
-# _small). The per-body work of each phase lives in a compiled helper that
-# does not call _eval_loads, so that for systems with Python callbacks (where
-# the kernel runs as Python, see rbdyn._jit.python_variant) only the loads
-# leave compiled code. The phases stay separate loops over all bodies: a
-# constraint solver goes between the free velocity (3.-5.) and the final
-# update (6.-7.).
+# A step allocates nothing: its scratch (:class:`RigWork`) is made once per run and the 3x3
+# algebra is written out (helpers in _small). A body in no constraint is stepped on its own,
+# start to end, with scratch of its own size (one pass over its data per step, which keeps a
+# system of many bodies in cache). The bodies of the constraints go through the phases
+# together, because the constraint solver sits between the free velocity (3.-5.) and the final
+# update (6.-7.). Both paths call the same per-body helpers, so a body's arithmetic is the same
+# in both. Only body_loads_into is called as a module global (see rbdyn._jit.python_variant).
 #
-# exp(-h/2 hat(W)) is exp(h/2 hat(W))^T (to the bit, with Rodrigues' formula),
-# so the exponential of the half step (E) also gives the pull-back of J W in
-# phase 3, and in the final update one exponential serves both RIG_NEG's
-# momentum correction and the rotation; RIG_IMP's Newton leaves the
-# exponential of its solution in E for the rotation.
+# exp(-h/2 hat(W)) is exp(h/2 hat(W))^T (to the bit, with Rodrigues' formula), so the
+# exponential of the half step (E) also gives the pull-back of J W in phase 3, and in the final
+# update one exponential serves both RIG_NEG's momentum correction and the rotation; RIG_IMP's
+# Newton leaves the exponential of its solution in E for the rotation.
+
+
+class RigState(NamedTuple):
+    """The carried state: origin position, rotation, origin velocity, body rate (leading body
+    axis), and the reaction impulses of the last step (the next solve's first guess)."""
+
+    x: np.ndarray
+    R: np.ndarray
+    v: np.ndarray
+    W: np.ndarray
+    P: np.ndarray
+
+
+class RigParams(NamedTuple):
+    variant: int
+    newton_tol: float
+    newton_max_iter: int
+    constraint_tol: float
+    constraint_max_iter: int
+
+
+class RigWork(NamedTuple):
+    """Scratch of a run: one body's (``*1``), the phases' (leading body axis) and the solver's."""
+
+    E1: np.ndarray
+    R_half1: np.ndarray
+    x_half1: np.ndarray
+    W1_1: np.ndarray
+    A1: np.ndarray
+    F1: np.ndarray
+    T1: np.ndarray
+    Jr: np.ndarray
+    M: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    c: np.ndarray
+    Om: np.ndarray
+    loads: np.ndarray
+    E: np.ndarray
+    R_half: np.ndarray
+    x_half: np.ndarray
+    W1: np.ndarray
+    A: np.ndarray
+    F: np.ndarray
+    T: np.ndarray
+    v_free: np.ndarray
+    W1_free: np.ndarray
+    A_free: np.ndarray
+    rf: np.ndarray
+    rtau: np.ndarray
+    rdv: np.ndarray
+    g: np.ndarray
+    floor: np.ndarray
+    K: np.ndarray
+    Q: np.ndarray
+    pa: np.ndarray
+    pb: np.ndarray
+    d: np.ndarray
+    u: np.ndarray
+    w: np.ndarray
+    dpa: np.ndarray
+    dpb: np.ndarray
+
+
+def make_work(n_bodies: int, n_rows: int) -> RigWork:
+    """Scratch for a system of ``n_bodies`` with ``n_rows`` constraint rows."""
+    nb = n_bodies if n_rows else 0  # the phases serve the constrained bodies only
+    v3 = lambda: np.empty(3)  # noqa: E731
+    return RigWork(
+        np.empty((3, 3)), np.empty((3, 3)), v3(), v3(), v3(), v3(), v3(), np.empty((3, 3)), np.empty((3, 3)),
+        v3(), v3(), v3(), v3(), np.empty((4, 3)),
+        np.empty((nb, 3, 3)), np.empty((nb, 3, 3)), np.empty((nb, 3)), np.empty((nb, 3)), np.empty((nb, 3)),
+        np.empty((nb, 3)), np.empty((nb, 3)),
+        np.empty((nb, 3)), np.empty((nb, 3)), np.empty((nb, 3)),
+        np.empty((n_rows, 3)), np.empty((n_rows, 2, 3)), np.empty((n_rows, 2, 3)), np.empty(n_rows), np.empty(n_rows),
+        np.empty((n_rows, n_rows)), np.empty((nb, 3, 3)),
+        v3(), v3(), v3(), v3(), v3(), v3(), v3(),
+    )
 
 
 @njit
@@ -128,53 +206,50 @@ def _newton_imp(J, A, Om, h, tol, max_iter, E, Jr, M):
 
 
 @njit
-def _rig_half_step(pivoted, x, R, v, W, h, E, x_half, R_half):
-    """1. ``E[i] = exp(h/2 hat(W))``, ``R_half = R E``, ``x_half = x + h/2 v`` for every body."""
+def _half_step(pivoted, x, R, v, W, h, E, x_half, R_half):
+    """1. ``E = exp(h/2 hat(W))``, ``R_half = R E``, ``x_half = x + h/2 v`` of one body."""
     half = 0.5 * h
-    for i in range(x.shape[0]):
-        exp_scaled_into(half, W[i], E[i])
-        matmul_into(R[i], E[i], R_half[i])
-        if pivoted[i] == 0:
-            for k in range(3):
-                x_half[i, k] = x[i, k] + half * v[i, k]
-        else:
-            for k in range(3):
-                x_half[i, k] = x[i, k]
+    exp_scaled_into(half, W, E)
+    matmul_into(R, E, R_half)
+    if pivoted == 0:
+        for k in range(3):
+            x_half[k] = x[k] + half * v[k]
+    else:
+        for k in range(3):
+            x_half[k] = x[k]
 
 
 @njit
-def _rig_free(mass, J, J_inv, pivoted, R_half, v, W, F, T, E, h, W1, A, tb, a, b):
-    """3.-4. free velocities ``W1``, ``v`` and the impulse ``A`` of every body.
+def _free(mass, J, J_inv, pivoted, R_half, v, W, F, T, E, h, W1, A, tb, a, b):
+    """3.-4. free velocities ``W1``, ``v`` and the impulse ``A`` of one body.
 
-    ``E[i]`` is ``exp(h/2 hat(W))`` of the half step; ``tb``, ``a``, ``b``
-    are 3-vector scratch.
+    ``E`` is ``exp(h/2 hat(W))`` of the half step; ``tb``, ``a``, ``b`` are
+    3-vector scratch.
     """
     half = 0.5 * h
-    for i in range(W.shape[0]):
-        Ji, Ji_inv, Wi = J[i], J_inv[i], W[i]
-        rmatvec_into(R_half[i], T[i], tb)  # body torque
-        matvec_into(Ji, Wi, a)
-        rmatvec_into(E[i], a, b)  # b = exp(-h/2 hat W) J W
+    rmatvec_into(R_half, T, tb)  # body torque
+    matvec_into(J, W, a)
+    rmatvec_into(E, a, b)  # b = exp(-h/2 hat W) J W
+    for k in range(3):
+        a[k] = b[k] + half * tb[k]
+        A[k] = b[k] + h * tb[k]
+    matvec_into(J_inv, a, b)  # b = W_mid
+    matvec_into(J, b, a)
+    cross_into(b, a, a)  # a = W_mid × J W_mid
+    for k in range(3):
+        a[k] = tb[k] - a[k]
+    matvec_into(J_inv, a, b)
+    for k in range(3):
+        W1[k] = W[k] + h * b[k]
+    if pivoted == 0:
+        hm = h / mass
         for k in range(3):
-            a[k] = b[k] + half * tb[k]
-            A[i, k] = b[k] + h * tb[k]
-        matvec_into(Ji_inv, a, b)  # b = W_mid
-        matvec_into(Ji, b, a)
-        cross_into(b, a, a)  # a = W_mid × J W_mid
-        for k in range(3):
-            a[k] = tb[k] - a[k]
-        matvec_into(Ji_inv, a, b)
-        for k in range(3):
-            W1[i, k] = Wi[k] + h * b[k]
-        if pivoted[i] == 0:
-            hm = h / mass[i]
-            for k in range(3):
-                v[i, k] += hm * F[i, k]
+            v[k] += hm * F[k]
 
 
 @njit
-def _rig_update_body(i, J, J_inv, pivoted, variant, x, R, v, W, x_half, R_half, W1, A, h, tol, max_iter, E, Jr, M, a, Om):
-    """6.-7. translation and the scheme's rotation update of body ``i``.
+def _update(J, J_inv, pivoted, variant, x, R, v, W, x_half, R_half, W1, A, h, tol, max_iter, E, Jr, M, a, Om):
+    """6.-7. translation and the scheme's rotation update of one body.
 
     Returns the Newton iterations (0 for the explicit variants) or the code
     of :func:`_newton_imp` (-1, -2). On return ``E`` is the exponential of
@@ -183,43 +258,47 @@ def _rig_update_body(i, J, J_inv, pivoted, variant, x, R, v, W, x_half, R_half, 
     """
     half = 0.5 * h
     it = 0
-    if pivoted[i] == 0:
+    if pivoted == 0:
         for k in range(3):
-            x[i, k] = x_half[i, k] + half * v[i, k]
+            x[k] = x_half[k] + half * v[k]
     if variant == _POS:
         # The new rate and the rotation's are W1.
-        exp_scaled_into(half, W1[i], E)
+        exp_scaled_into(half, W1, E)
         for k in range(3):
-            W[i, k] = W1[i, k]
+            W[k] = W1[k]
     elif variant == _NEG:
         # The rotation uses W1; the new rate is J^{-1} exp(-h/2 hat W1) A.
-        exp_scaled_into(half, W1[i], E)
-        rmatvec_into(E, A[i], a)
-        matvec_into(J_inv[i], a, W[i])
+        exp_scaled_into(half, W1, E)
+        rmatvec_into(E, A, a)
+        matvec_into(J_inv, a, W)
     else:
         for k in range(3):
-            Om[k] = W1[i, k]
-        it = _newton_imp(J[i], A[i], Om, h, tol, max_iter, E, Jr, M)
+            Om[k] = W1[k]
+        it = _newton_imp(J, A, Om, h, tol, max_iter, E, Jr, M)
         if it < 0:
             return it
         for k in range(3):
-            W[i, k] = Om[k]
-    matmul_into(R_half[i], E, R[i])
-    reorthonormalize(R[i])
+            W[k] = Om[k]
+    matmul_into(R_half, E, R)
+    reorthonormalize(R)
     return it
 
 
 @njit
-def _rig_update(bodies, J, J_inv, pivoted, variant, x, R, v, W, x_half, R_half, W1, A, h, tol, max_iter, E, Jr, M, a, Om):
-    """:func:`_rig_update_body` for each of ``bodies``; returns the summed
-    Newton iterations, or the failure code of the first body that failed."""
-    iters = 0
-    for i in bodies:
-        it = _rig_update_body(i, J, J_inv, pivoted, variant, x, R, v, W, x_half, R_half, W1, A, h, tol, max_iter, E, Jr, M, a, Om)
-        if it < 0:
-            return it
-        iters += it
-    return iters
+def _step_free_body(model, i, variant, t, h, tol, max_iter, x, R, v, W, wk):
+    """A whole step of body ``i``, which is in no constraint (steps 1.-4., 6.-7.).
+
+    Returns its Newton iterations, or the failure code of :func:`_newton_imp`.
+    """
+    bodies = model.bodies
+    p = bodies.pivoted[i]
+    xi, Ri, vi, Wi = x[i], R[i], v[i], W[i]
+    _half_step(p, xi, Ri, vi, Wi, h, wk.E1, wk.x_half1, wk.R_half1)
+    body_loads_into(model, i, t + 0.5 * h, wk.x_half1, wk.R_half1, vi, Wi, wk.F1, wk.T1, wk.loads)
+    _free(bodies.mass[i], bodies.inertia[i], bodies.inertia_inv[i], p, wk.R_half1, vi, Wi, wk.F1, wk.T1, wk.E1, h,
+          wk.W1_1, wk.A1, wk.a, wk.b, wk.c)
+    return _update(bodies.inertia[i], bodies.inertia_inv[i], p, variant, xi, Ri, vi, Wi, wk.x_half1, wk.R_half1, wk.W1_1,
+                   wk.A1, h, tol, max_iter, wk.E1, wk.Jr, wk.M, wk.a, wk.c)
 
 
 # -- constraints -------------------------------------------------------------
@@ -274,8 +353,9 @@ def _reaction_directions(model, x_half, R_half, rf, rtau, rdv, pa, pb, d):
     """Row directions ``rf`` (world) at the mid configuration and, per row and
     side, the body torque ``rtau`` and velocity change ``rdv`` of a unit
     impulse. Returns False if a rod's ends coincide (no direction)."""
-    mass, pivoted = model[0], model[3]
-    kind, body, point, row = model[C_KIND], model[C_BODY], model[C_POINT], model[C_ROW]
+    mass, pivoted = model.bodies.mass, model.bodies.pivoted
+    cons = model.constraints
+    kind, body, point, row = cons.kind, cons.body, cons.point, cons.row
     for k in range(kind.shape[0]):
         dist = gap_into(model, x_half, R_half, k, pa, pb, d)
         r0 = row[k]
@@ -310,8 +390,9 @@ def _reaction_directions(model, x_half, R_half, rf, rtau, rdv, pa, pb, d):
 @njit
 def _apply_impulses(model, P, v_free, W1_free, A_free, v, W1, A, rtau, rdv, tau):
     """Velocities and impulses of the constrained bodies for reactions ``P``."""
-    J_inv = model[2]
-    kind, body, row, c_bodies = model[C_KIND], model[C_BODY], model[C_ROW], model[C_BODIES]
+    J_inv = model.bodies.inertia_inv
+    cons = model.constraints
+    kind, body, row, c_bodies = cons.kind, cons.body, cons.row, cons.c_bodies
     for i in c_bodies:
         for r in range(3):
             v[i, r] = v_free[i, r]
@@ -336,7 +417,7 @@ def _apply_impulses(model, P, v_free, W1_free, A_free, v, W1, A, rtau, rdv, tau)
 @njit
 def _end_point_derivative(model, R, Q, h, k, s, rc, rtau, rdv, out, u, w):
     """``out = d p_s / d P_rc`` for side ``s`` of constraint ``k`` (0 if unrelated)."""
-    body, point, row_of = model[C_BODY], model[C_POINT], model[C_ROW]
+    body, point, row_of = model.constraints.body, model.constraints.point, model.constraints.row
     out[0] = out[1] = out[2] = 0.0
     i = body[k, s]
     if i < 0:
@@ -359,38 +440,45 @@ def _end_point_derivative(model, R, Q, h, k, s, rc, rtau, rdv, out, u, w):
 
 
 @njit
-def _solve_constraints(model, variant, x, R, v, W, x_half, R_half, W1, A, h, tol, max_iter, ctol, cmax, P, scr):
+def _solve_constraints(model, variant, x, R, v, W, h, tol, max_iter, ctol, cmax, P, wk):
     """Position-level reactions for one step; the constrained bodies end updated.
 
-    Returns ``(status, iterations)``: the Newton iterations of the constraint
-    solve plus those of RIG_IMP's rate equations.
+    On entry ``wk.x_half``, ``wk.R_half``, ``wk.W1``, ``wk.A`` and ``v`` hold
+    the constrained bodies' half step and free velocities. Returns
+    ``(status, iterations)``: the Newton iterations of the constraint solve
+    plus those of RIG_IMP's rate equations.
     """
-    (v_free, W1_free, A_free, rf, rtau, rdv, g, floor, K, Q, E, Jr, M, a, Om, pa, pb, d, u, w, dpa, dpb) = scr
-    J, J_inv, pivoted = model[1], model[2], model[3]
-    kind, row, c_bodies = model[C_KIND], model[C_ROW], model[C_BODIES]
+    bodies, cons = model.bodies, model.constraints
+    J, J_inv, pivoted = bodies.inertia, bodies.inertia_inv, bodies.pivoted
+    kind, row, c_bodies = cons.kind, cons.row, cons.c_bodies
+    x_half, R_half, W1, A = wk.x_half, wk.R_half, wk.W1, wk.A
+    rtau, rdv, g, K, Q = wk.rtau, wk.rdv, wk.g, wk.K, wk.Q
+    pa, pb, d, u, w, dpa, dpb = wk.pa, wk.pb, wk.d, wk.u, wk.w, wk.dpa, wk.dpb
     nr = P.shape[0]
     for i in c_bodies:
         for r in range(3):
-            v_free[i, r] = v[i, r]
-            W1_free[i, r] = W1[i, r]
-            A_free[i, r] = A[i, r]
-    if not _reaction_directions(model, x_half, R_half, rf, rtau, rdv, pa, pb, d):
+            wk.v_free[i, r] = v[i, r]
+            wk.W1_free[i, r] = W1[i, r]
+            wk.A_free[i, r] = A[i, r]
+    if not _reaction_directions(model, x_half, R_half, wk.rf, rtau, rdv, pa, pb, d):
         return STATUS_SINGULAR, 0
     iters = 0
     for it in range(cmax + 1):
-        _apply_impulses(model, P, v_free, W1_free, A_free, v, W1, A, rtau, rdv, a)
+        _apply_impulses(model, P, wk.v_free, wk.W1_free, wk.A_free, v, W1, A, rtau, rdv, wk.a)
         for i in c_bodies:
-            n_it = _rig_update_body(i, J, J_inv, pivoted, variant, x, R, v, W, x_half, R_half, W1, A, h, tol, max_iter, E, Jr, M, a, Om)
+            n_it = _update(J[i], J_inv[i], pivoted[i], variant, x[i], R[i], v[i], W[i], x_half[i], R_half[i], W1[i],
+                           A[i], h, tol, max_iter, wk.E1, wk.Jr, wk.M, wk.a, wk.c)
             if n_it < 0:
                 return (STATUS_NEWTON if n_it == -1 else STATUS_NONFINITE), iters
             iters += n_it
-            _rotation_sensitivity(variant, J[i], J_inv[i], W1[i] if variant != _IMP else W[i], h, E, Q[i], Jr, M, a)
-        residuals_into(model, x, R, g, floor, pa, pb, d)
+            _rotation_sensitivity(variant, J[i], J_inv[i], W1[i] if variant != _IMP else W[i], h, wk.E1, Q[i], wk.Jr,
+                                  wk.M, wk.a)
+        residuals_into(model, x, R, g, wk.floor, pa, pb, d)
         done = True
         for r in range(nr):
             if not np.isfinite(g[r]):
                 return STATUS_NONFINITE, iters
-            if abs(g[r]) > max(ctol, floor[r]):
+            if abs(g[r]) > max(ctol, wk.floor[r]):
                 done = False
         if done:
             return STATUS_OK, iters
@@ -417,83 +505,42 @@ def _solve_constraints(model, variant, x, R, v, W, x_half, R_half, W1, A, h, tol
     return STATUS_CONSTRAINT, iters
 
 
-@njit
-def _advance_rig(model, carry, params, t0, h, n, counters, offset):
-    x, R, v, W = carry[0], carry[1], carry[2], carry[3]
-    P = carry[4]  # the last step's reactions, the next solve's first guess
-    mass, J, J_inv, pivoted = model[0], model[1], model[2], model[3]
-    u_bodies = model[U_BODIES]
-    variant = int(params[0])
-    tol = params[1] * 0.5 * h
-    max_iter = int(params[2])
-    ctol = params[3]
-    cmax = int(params[4])
-    nb = x.shape[0]
-    nr = P.shape[0]
-    # Scratch for the whole call.
-    F = np.empty((nb, 3))
-    T = np.empty((nb, 3))
-    E = np.empty((nb, 3, 3))
-    R_half = np.empty((nb, 3, 3))
-    x_half = np.empty((nb, 3))
-    W1 = np.empty((nb, 3))
-    A = np.empty((nb, 3))
-    E1 = np.empty((3, 3))
-    Jr = np.empty((3, 3))
-    M = np.empty((3, 3))
-    a = np.empty(3)
-    b = np.empty(3)
-    c = np.empty(3)
-    scr = (
-        np.empty((nb, 3)),
-        np.empty((nb, 3)),
-        np.empty((nb, 3)),
-        np.empty((nr, 3)),
-        np.empty((nr, 2, 3)),
-        np.empty((nr, 2, 3)),
-        np.empty(nr),
-        np.empty(nr),
-        np.empty((nr, nr)),
-        np.empty((nb, 3, 3)),
-        E1,
-        Jr,
-        M,
-        a,
-        c,
-        np.empty(3),
-        np.empty(3),
-        np.empty(3),
-        np.empty(3),
-        np.empty(3),
-        np.empty(3),
-        np.empty(3),
-    )
+def rig_step(model, state, work, params, t, h):
+    """One RIG step of every body (the scheme's step function, compiled by
+    :meth:`rbdyn.Scheme.step_function`). Returns ``(status, iterations)``."""
+    x, R, v, W, P = state.x, state.R, state.v, state.W, state.P
+    bodies, cons = model.bodies, model.constraints
+    variant = params.variant
+    tol = params.newton_tol * 0.5 * h
+    max_iter = params.newton_max_iter
     half = 0.5 * h
-    for k in range(n):
-        t = t0 + k * h
-        # 1. half step of the configuration
-        _rig_half_step(pivoted, x, R, v, W, h, E, x_half, R_half)
-        # 2. loads at the mid configuration (called from the kernel itself,
-        # so that the Python variant for callbacks sees them)
-        _eval_loads(model, t + half, x_half, R_half, v, W, F, T)
-        # 3.-4. free velocities and the impulse A
-        _rig_free(mass, J, J_inv, pivoted, R_half, v, W, F, T, E, h, W1, A, a, b, c)
-        iters = 0
-        if nr > 0:
-            # 5. reactions; the constrained bodies leave it updated
-            status, iters = _solve_constraints(model, variant, x, R, v, W, x_half, R_half, W1, A, h, tol, max_iter, ctol, cmax, P, scr)
-            if status != STATUS_OK:
-                counters[offset + k] = iters
-                return status, k
-        # 6.-7. translation and the scheme's rotation update of the others
-        it = _rig_update(u_bodies, J, J_inv, pivoted, variant, x, R, v, W, x_half, R_half, W1, A, h, tol, max_iter, E1, Jr, M, a, c)
+    iters = 0
+    if P.shape[0] > 0:
+        wk = work
+        # 1.-4. the constrained bodies, phase by phase (loads from the step itself, so that the
+        # Python variant for callbacks sees them)
+        for i in cons.c_bodies:
+            p = bodies.pivoted[i]
+            _half_step(p, x[i], R[i], v[i], W[i], h, wk.E[i], wk.x_half[i], wk.R_half[i])
+            body_loads_into(model, i, t + half, wk.x_half[i], wk.R_half[i], v[i], W[i], wk.F[i], wk.T[i], wk.loads)
+            _free(bodies.mass[i], bodies.inertia[i], bodies.inertia_inv[i], p, wk.R_half[i], v[i], W[i], wk.F[i],
+                  wk.T[i], wk.E[i], h, wk.W1[i], wk.A[i], wk.a, wk.b, wk.c)
+        # 5.-7. reactions; the constrained bodies leave it updated
+        status, iters = _solve_constraints(model, variant, x, R, v, W, h, tol, max_iter, params.constraint_tol,
+                                           params.constraint_max_iter, P, wk)
+        if status != STATUS_OK:
+            return status, iters
+        for i in cons.c_bodies:
+            if not body_finite(x[i], R[i], v[i], W[i]):
+                return STATUS_NONFINITE, iters
+    for i in cons.u_bodies:
+        it = _step_free_body(model, i, variant, t, h, tol, max_iter, x, R, v, W, work)
         if it < 0:
-            counters[offset + k] = max_iter
-            return (STATUS_NEWTON if it == -1 else STATUS_NONFINITE), k
-        counters[offset + k] = iters + it
-        if not all_finite(x, R, v, W):
-            return STATUS_NONFINITE, k
-    return STATUS_OK, n
+            return (STATUS_NEWTON if it == -1 else STATUS_NONFINITE), max_iter
+        iters += it
+        if not body_finite(x[i], R[i], v[i], W[i]):
+            return STATUS_NONFINITE, iters
+    return STATUS_OK, iters
 
 
 _REF = (
@@ -510,22 +557,27 @@ class _Rig(Scheme):
     constraint_max_iter: int = 25
 
     supports_constraints = True
-    kernel = _advance_rig
+    step_function = staticmethod(rig_step)
 
     def __post_init__(self):
         self._check_positive("constraint_tol")
         self._check_positive("constraint_max_iter", integer=True)
 
     def _variant(self):
-        return (0.0, 0.0, 0.0)
+        return (0, 0.0, 0)
 
     def params(self):
-        return self._variant() + (float(self.constraint_tol), float(self.constraint_max_iter))
+        variant, newton_tol, newton_max_iter = self._variant()
+        return RigParams(variant, newton_tol, newton_max_iter, float(self.constraint_tol),
+                         int(self.constraint_max_iter))
 
     def init(self, system, state):
-        # The carry adds the last step's reaction impulses (one per residual row).
-        rows = sum(c.n_eq for c in system.constraints)
-        return super().init(system, state) + (np.zeros(rows),)
+        # The state adds the last step's reaction impulses (one per residual row).
+        x, R, v, W = (np.array(a, dtype=float, copy=True) for a in state)
+        return RigState(x, R, v, W, np.zeros(system.n_constraint_rows))
+
+    def work(self, system, state):
+        return make_work(system.n_bodies, state.P.shape[0])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -565,7 +617,7 @@ class RigPos(_Rig):
     symmetric = False
 
     def _variant(self):
-        return (float(_POS), 0.0, 0.0)
+        return (_POS, 0.0, 0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -609,7 +661,7 @@ class RigNeg(_Rig):
     symmetric = False
 
     def _variant(self):
-        return (float(_NEG), 0.0, 0.0)
+        return (_NEG, 0.0, 0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -661,4 +713,4 @@ class RigImp(_Rig):
         self._check_positive("newton_max_iter", integer=True)
 
     def _variant(self):
-        return (float(_IMP), float(self.newton_tol), float(self.newton_max_iter))
+        return (_IMP, float(self.newton_tol), int(self.newton_max_iter))

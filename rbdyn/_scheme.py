@@ -1,16 +1,26 @@
 """The contract every time-stepping scheme fulfils.
 
-A scheme is immutable configuration (its settings); the state it carries
-from step to step is a tuple of arrays that starts with ``(x, R, v, W)``
-(body-origin position, ``R_world_body``, body-origin velocity,
-``omega_body``; leading body axis) and may add scheme data (accelerations,
-multipliers). A compiled *advance kernel* takes that tuple through ``n``
-steps in place::
+A scheme is immutable configuration (its settings); a step is a function from
+state to state (the idea of diffrax). A scheme supplies
 
-    status, done = kernel(model, carry, params, t0, h, n, counters, offset)
+* ``init(system, state)``: the carried state at t = 0, a named tuple whose
+  first fields are ``x, R, v, W`` (body-origin position, ``R_world_body``,
+  body-origin velocity, ``omega_body``; leading body axis), followed by the
+  scheme's own data (accelerations, multipliers);
+* ``params()``: its settings as a named tuple of numbers;
+* ``work(system, state)``: the scratch arrays of a run, a named tuple made
+  once per run, so that a step allocates nothing;
+* ``step_function``: a plain function, compiled by numba for one signature,
+  that takes one step in place::
 
-``status`` is one of the ``STATUS_*`` codes, ``done`` the number of steps
-completed, ``counters[offset + k]`` the solver iterations of step ``k``.
+      status, iterations = step(model, state, work, params, t, h)
+
+  with ``model`` the system's :class:`rbdyn._data.Model`, ``t`` the time at
+  the start of the step, ``status`` one of the ``STATUS_*`` codes and
+  ``iterations`` the solver iterations the step took (0 for explicit schemes).
+
+The run driver (:mod:`rbdyn._driver`) receives the compiled step as a value
+and loops over the steps in compiled code; a new scheme needs nothing else.
 
 Each scheme class declares, as class attributes, the paper and the method's
 label in it, its order, whether it is implicit, what it conserves and
@@ -26,11 +36,12 @@ import dataclasses
 import math
 from typing import ClassVar
 
+import numba
 import numpy as np
 
-from . import _loads
+from . import _data, _driver
 from ._errors import InputError, short_repr
-from ._jit import python_variant
+from ._jit import jit_enabled, njit_signature, python_variant, quiet
 
 STATUS_OK = 0
 STATUS_NONFINITE = 1
@@ -107,7 +118,7 @@ class Scheme:
     symmetric: ClassVar[bool]
     supports_constraints: ClassVar[bool] = False
     constrained_order: ClassVar[int | None] = None
-    kernel: ClassVar[object]
+    step_function: ClassVar[object]
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
@@ -116,8 +127,8 @@ class Scheme:
 
     # -- settings ----------------------------------------------------------
     def params(self) -> tuple:
-        """Settings as a tuple of floats for the kernel."""
-        return (0.0,)
+        """Settings as a named tuple of numbers for the step."""
+        raise NotImplementedError
 
     # Iteration limits beyond this are typos: they would only turn a failure into a hang (and a
     # count of 2**63 overflows the kernels' int64).
@@ -140,40 +151,84 @@ class Scheme:
 
     # -- stepping ----------------------------------------------------------
     def init(self, system, state):
-        """Carried data at t = 0 from the state ``(x, R, v, W)`` (copied)."""
-        return tuple(np.array(a, dtype=float, copy=True) for a in state)
+        """The carried state at t = 0 from the arrays ``(x, R, v, W)`` (copied)."""
+        raise NotImplementedError
 
-    def advance(self, system, carry, t0, h, n, counters, offset):
-        """Take ``n`` steps of size ``h`` from time ``t0``; see the module docs."""
-        kernel = type(self).kernel
+    def work(self, system, state):
+        """The scratch arrays of one run (a named tuple)."""
+        raise NotImplementedError
+
+    def compiled_step(self, system, state, work, params):
+        """The step as a value for the run driver.
+
+        Compiled for the exact types of its arguments (cached on disk); for a
+        system with Python callbacks, the step's source run as Python with
+        loads that include them; under ``NUMBA_DISABLE_JIT=1`` the plain function.
+        """
+        fn = type(self).step_function
         if system.callbacks:
-            kernel = _python_kernel(kernel, system)
-        return kernel(system.packed, carry, self.params(), t0, h, n, counters, offset)
+            return _python_variant(fn, system, "body_loads_into", _callback_loads)
+        if not jit_enabled():
+            return fn
+        sig = numba.types.UniTuple(numba.int64, 2)(
+            *(numba.typeof(a) for a in (system.model, state, work, params)), numba.float64, numba.float64)
+        return njit_signature(fn, sig)
+
+    def advance(self, system, state, t0, h, n, counters=None, offset=0):
+        """Take ``n`` steps of size ``h`` from time ``t0`` on ``state`` in place.
+
+        A step at a time, for inspecting a scheme (:func:`rbdyn.simulate` is the
+        way to run). Returns ``(status, done)``; the iterations of step ``k``
+        go to ``counters[offset + k]`` when ``counters`` is given.
+        """
+        params = self.params()
+        work = self.work(system, state)
+        step = self.compiled_step(system, state, work, params)
+        for k in range(n):
+            with quiet():
+                status, iters = step(system.model, state, work, params, float(t0 + k * h), float(h))
+            if counters is not None:
+                counters[offset + k] = iters
+            if status != STATUS_OK:
+                return status, k
+        return STATUS_OK, n
 
 
-def _python_kernel(kernel, system):
-    """The kernel's source run as Python, with loads that include callbacks."""
-    cache = system.__dict__.setdefault("_python_kernels", {})
-    if kernel not in cache:
-        cache[kernel] = python_variant(kernel, "_eval_loads", _callback_loads(system))
-    return cache[kernel]
+def _python_variant(fn, system, name, make_replacement):
+    """``fn``'s source run as Python with the global ``name`` rebound (memoised per system)."""
+    cache = system.__dict__.setdefault("_python_variants", {})
+    key = (fn, name)
+    if key not in cache:
+        cache[key] = python_variant(fn, name, make_replacement(system))
+    return cache[key]
+
+
+def run_driver(system):
+    """The compiled run driver, or its Python variant for a system with callbacks (whose
+    potentials then enter the reported energy)."""
+    if not system.callbacks:
+        return _driver.run
+    return _python_variant(_driver.run, system, "eval_potentials", _callback_potentials)
 
 
 def _callback_loads(system):
-    """Built-in loads plus the system's Python callbacks, same signature."""
-    compiled = _loads._eval_loads
-    entries = [(system.index[cb.body], cb.fn) for cb in system.callbacks]
-    com = system.packed[4]
+    """The compiled loads of a body plus its Python callbacks; the signature of
+    :func:`rbdyn._data.body_loads_into`."""
+    compiled = _data.body_loads_into
+    by_body = {}
+    for cb in system.callbacks:
+        by_body.setdefault(system.index[cb.body], []).append(cb.fn)
+    com = system.model.bodies.com_body
 
-    def eval_loads(model, t, x, R, v, W, F, T):
-        compiled(model, t, x, R, v, W, F, T)
-        for i, fn in entries:
-            c = R[i] @ com[i]
-            x_c = x[i] + c
-            v_c = v[i] + np.cross(R[i] @ W[i], c)
+    def body_loads_into(model, i, t, x, R, v, W, f, tau, scratch):
+        compiled(model, i, t, x, R, v, W, f, tau, scratch)
+        for fn in by_body.get(i, ()):
+            c = R @ com[i]
+            x_c = x + c
+            v_c = v + np.cross(R @ W, c)
             try:
-                f, tq = fn(float(t), x_c, R[i].copy(), v_c, W[i].copy())
-                f = np.asarray(f, dtype=float).reshape(3)
+                fc, tq = fn(float(t), x_c, R.copy(), v_c, W.copy())
+                fc = np.asarray(fc, dtype=float).reshape(3)
                 tq = np.asarray(tq, dtype=float).reshape(3)
             except Exception as exc:  # a user's bug: say whose and where
                 raise InputError(
@@ -181,10 +236,25 @@ def _callback_loads(system):
                     f"the callback failed at t = {t!r}: {type(exc).__name__}: {exc} "
                     "(it must return (force_world, torque_world), two 3-vectors)",
                 ) from exc
-            F[i] += f
-            T[i] += tq + np.cross(c, f)
+            f += fc
+            tau += tq + np.cross(c, fc)
 
-    return eval_loads
+    return body_loads_into
+
+
+def _callback_potentials(system):
+    """The compiled loads' potentials plus those the Python callbacks declare; the
+    signature of :func:`rbdyn._data.eval_potentials`."""
+    compiled = _data.eval_potentials
+    entries = [(system.index[cb.body], cb.potential) for cb in system.callbacks if cb.potential]
+
+    def eval_potentials(model, t, x_com, R):
+        total = compiled(model, t, x_com, R)
+        for i, pot in entries:
+            total += float(pot(float(t), x_com[i].copy(), R[i].copy()))
+        return total
+
+    return eval_potentials
 
 
 def schemes() -> dict[str, type]:

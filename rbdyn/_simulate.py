@@ -1,4 +1,4 @@
-"""The entry point :func:`simulate` and its result, :class:`Trajectory`."""
+"""The entry point :func:`simulate`, its result :class:`Trajectory`, and streaming metrics."""
 
 from __future__ import annotations
 
@@ -6,19 +6,79 @@ import dataclasses
 import math
 import sys
 import time
-from typing import TextIO
+from typing import Callable, TextIO
 
 import numpy as np
 
 from . import so3
-from ._constraints import residuals_into
+from ._driver import BUILTIN, METRIC_SIGNATURE, STATUS_REPORT, Monitor, Output
 from ._errors import InputError, NumericalError, short_repr
-from ._jit import njit
-from ._loads import energy_momentum, mass_centre_state
-from ._model import System
-from ._scheme import STATUS_OK, STATUS_TEXT, Scheme, _isfinite, get_scheme, schemes
+from ._jit import function_list, njit_signature, quiet
+from ._model import System, _compiled_for
+from ._scheme import STATUS_TEXT, Scheme, _isfinite, get_scheme, run_driver, schemes
 
-__all__ = ["simulate", "Trajectory"]
+__all__ = ["simulate", "Trajectory", "Reduction", "Metric", "compiled_metric"]
+
+
+def compiled_metric(fn=None, *, cache: bool = True):
+    """Compile ``fn`` as a :class:`Metric` (a decorator).
+
+    ``fn(t, x_com, R_world_body, v_com, omega_body, params, out)`` writes the
+    metric's values into ``out`` from the mass-centre state of every body
+    (arrays with a leading body axis, world components but ``omega_body``).
+    Give ``cache=False`` for a function defined in a notebook or at the prompt.
+    """
+    if fn is None:
+        return lambda f: compiled_metric(f, cache=cache)
+    return njit_signature(fn, METRIC_SIGNATURE, cache)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Metric:
+    """A quantity reduced over every step of a run (its smallest, largest and final value).
+
+    Parameters
+    ----------
+    name : str
+        Key of the result in :attr:`Trajectory.reductions`.
+    fn : function
+        Decorated with :func:`compiled_metric`.
+    size : int
+        Number of values ``fn`` writes.
+    params : array_like, optional
+        Passed to ``fn``.
+    """
+
+    name: str
+    fn: Callable
+    size: int = 1
+    params: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name or self.name in BUILTIN:
+            raise InputError("metric.name", f"must be a non-empty string other than {', '.join(BUILTIN)}, "
+                                            f"got {short_repr(self.name)}")
+        if isinstance(self.size, bool) or not isinstance(self.size, (int, np.integer)) or not 1 <= self.size <= 1000:
+            raise InputError(f"metric.{self.name}.size", f"must be an integer from 1 to 1000, got {short_repr(self.size)}")
+        try:
+            params = np.array(self.params, dtype=float).ravel()
+        except (TypeError, ValueError, OverflowError):
+            raise InputError(f"metric.{self.name}.params", "must be a vector of numbers") from None
+        if not np.all(np.isfinite(params)):
+            raise InputError(f"metric.{self.name}.params", "must be finite numbers (no nan or inf)")
+        object.__setattr__(self, "params", params)
+        if not _compiled_for(self.fn, METRIC_SIGNATURE):
+            raise InputError(f"metric.{self.name}.fn", "must be a function decorated with rbdyn.compiled_metric")
+
+
+@dataclasses.dataclass(frozen=True)
+class Reduction:
+    """The smallest, largest and final value of a quantity over every step of a run
+    (t = 0 included); floats for a scalar quantity, arrays for a metric of several values."""
+
+    min: float | np.ndarray
+    max: float | np.ndarray
+    final: float | np.ndarray
 
 
 @dataclasses.dataclass
@@ -44,8 +104,19 @@ class Trajectory:
     constraint_residuals : ndarray, (n, m)
         Every position-level constraint residual (metres); their largest
         absolute value per row is :attr:`constraint`.
-    iterations : ndarray, (n_steps,)
-        Solver iterations of each step (0 for explicit schemes).
+    iterations : ndarray of int
+        Solver iterations (0 for explicit schemes): of each step when
+        ``every == 1``; otherwise the total over each output interval, one
+        entry per row after the first.
+    iteration_counts : ndarray of int
+        ``iteration_counts[k]`` steps took ``k`` iterations (the last entry
+        counts that many or more).
+    reductions : dict of str to Reduction
+        With ``reduce=True`` or ``metrics``: over every step, the built-in
+        ``energy``, ``energy_error`` (``|E - E0|``), ``linear_momentum_error``
+        and ``angular_momentum_error`` (``|p - p0|``, ``|L - L0|``),
+        ``constraint`` (largest residual) and every metric by its name;
+        empty otherwise.
     scheme : Scheme
     dt : float
     steps : int
@@ -55,7 +126,9 @@ class Trajectory:
     message : str
         What happened, and what to do after a failure.
     wall_time : float
-        Seconds spent stepping (outputs excluded).
+        Seconds in the compiled run loop: the steps, and the recording of rows
+        and reductions it does between them (not the allocation before, nor
+        the making of this object after).
     """
 
     t: np.ndarray
@@ -76,11 +149,25 @@ class Trajectory:
     status: str
     message: str
     wall_time: float
+    iteration_counts: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(1, dtype=np.int64))
+    reductions: dict = dataclasses.field(default_factory=dict)
 
     @property
     def energy(self) -> np.ndarray:
         """Total mechanical energy."""
         return self.kinetic_energy + self.potential_energy
+
+    @property
+    def mean_iterations(self) -> float:
+        """Solver iterations per step, on average over the run (from :attr:`iteration_counts`)."""
+        c = self.iteration_counts
+        return float(np.arange(c.size) @ c / max(c.sum(), 1))
+
+    @property
+    def max_iterations(self) -> int:
+        """The most solver iterations a step took (the histogram's last bin: that many or more)."""
+        nz = np.flatnonzero(self.iteration_counts)
+        return int(nz[-1]) if nz.size else 0
 
     @property
     def constraint(self) -> np.ndarray:
@@ -144,27 +231,8 @@ class Trajectory:
             out.write("".join(",".join(map(repr, row)) + "\n" for row in block))
 
 
-@njit
-def _record_row(model, x, R, v, W, row, x_com, v_com, R_out, W_out, kin, pot, p, L, residuals):
-    """Write output row ``row`` (compiled: runs after every step when ``every = 1``)."""
-    x_c, v_c = mass_centre_state(model, x, R, v, W)
-    k, u, p_row, L_row = energy_momentum(model, x, R, v, W)
-    x_com[row] = x_c
-    v_com[row] = v_c
-    R_out[row] = R
-    W_out[row] = W
-    kin[row] = k
-    pot[row] = u
-    p[row] = p_row
-    L[row] = L_row
-    m = residuals.shape[1]
-    if m > 0:
-        g = residuals[row]
-        floor = np.empty(m)
-        residuals_into(model, x, R, g, floor, np.empty(3), np.empty(3), np.empty(3))
-
-
 def _check_run_args(dt, t_end, every):
+    """The checks of simulate's dt, t_end and every (also made by the command line)."""
     for fld, value in (("dt", dt), ("t_end", t_end)):
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not _isfinite(value):
             raise InputError(fld, f"must be a finite number, got {short_repr(value)}")
@@ -224,6 +292,8 @@ def simulate(
     *,
     progress: bool | None = None,
     on_failure: str = "raise",
+    reduce: bool = False,
+    metrics=(),
 ) -> Trajectory:
     """Integrate ``system`` with ``scheme`` from t = 0 to ``t_end``.
 
@@ -239,12 +309,19 @@ def simulate(
     t_end : float
         Duration, >= 0.
     every : int
-        Output every ``every`` steps (plus t = 0 and the last step).
+        Output every ``every`` steps (plus t = 0 and the last step). The rows
+        are written by the compiled loop, so ``every = 1`` costs little more
+        than stepping.
     progress : bool, optional
         Progress bar on stderr; by default only on a terminal for long runs.
     on_failure : {"raise", "return"}
         On a numerical failure, raise :class:`NumericalError` (carrying the
         output so far) or return that output with ``status == "failure"``.
+    reduce : bool
+        Keep the built-in streaming reductions over every step
+        (:attr:`Trajectory.reductions`), whatever ``every`` is.
+    metrics : sequence of Metric
+        User quantities reduced over every step (implies ``reduce``).
 
     Returns
     -------
@@ -255,8 +332,14 @@ def simulate(
     InputError
         Invalid arguments (a ``ValueError``).
     NumericalError
-        Non-finite state, Newton failure or singular constraints, with the
-        time and step.
+        Non-finite state or reported quantity, Newton failure or singular
+        constraints, with the time and step.
+
+    References
+    ----------
+    * P. Kidger, *On Neural Differential Equations*, PhD thesis, Oxford,
+      2021 (diffrax: a solver as immutable settings, a step as a function of
+      the state, ``SaveAt(fn=...)`` for reductions during the solve).
     """
     if not isinstance(system, System):
         raise InputError("system", f"must be an rbdyn.System, got {type(system).__name__}")
@@ -264,6 +347,9 @@ def simulate(
     _check_run_args(dt, t_end, every)
     if on_failure not in ("raise", "return"):
         raise InputError("on_failure", f"must be 'raise' or 'return', got {on_failure!r}")
+    if not isinstance(reduce, bool):
+        raise InputError("reduce", f"must be True or False, got {short_repr(reduce)}")
+    metrics = _check_metrics(metrics)
     if system.constraints and not scheme.supports_constraints:
         able = [n for n, c in schemes().items() if c.supports_constraints]
         raise InputError(
@@ -272,10 +358,91 @@ def simulate(
         )
     dt = float(dt)
     n_steps = n_steps_for(dt, float(t_end))
+    every = int(min(every, max(n_steps, 1)))  # beyond the run's length every value means "first and last"
     n_out = -(-n_steps // every) + 1  # t = 0, every `every` steps, and the last step
     nb = system.n_bodies
-    m = sum(c.n_eq for c in system.constraints)
-    row_shapes = {  # what one output row records
+    m = system.n_constraint_rows
+    row_shapes = _row_shapes(nb, m)
+    # per row: the recorded quantities and one iteration count (per step when every = 1)
+    row_bytes = 8 * sum(math.prod(shape) for shape in row_shapes.values()) + 8
+    if n_out * row_bytes > MAX_OUTPUT_BYTES:
+        raise InputError(
+            "every",
+            f"{n_out} output rows of {row_bytes} bytes exceed {MAX_OUTPUT_BYTES // 2**30} GiB; increase every",
+        )
+    state = scheme.init(system, system.initial_state())
+    params = scheme.params()
+    work = scheme.work(system, state)
+    step = scheme.compiled_step(system, state, work, params)
+    out = Output(
+        every, n_steps, *(np.empty((n_out, *shape)) for shape in row_shapes.values()),
+        np.zeros(n_steps if every == 1 else max(n_out - 1, 0), dtype=np.int64),
+        np.zeros(_MAX_COUNTED + 2, dtype=np.int64), np.empty(m), np.empty(9),
+    )
+    mon = _monitor(system, reduce or bool(metrics), metrics)
+    drive = run_driver(system)
+    bar = _Progress(n_steps, progress)
+    chunk = max(1, -(-n_steps // 200)) if bar.enabled else n_steps
+    wall = 0.0
+    k = 0
+    code = 0
+    with np.errstate(over="ignore", invalid="ignore"), quiet():
+        while True:
+            stop = min(k + chunk, n_steps)
+            tic = time.perf_counter()
+            code, k = drive((step,), system.model, state, work, params, dt, k, stop, out, mon)
+            wall += time.perf_counter() - tic
+            bar.update(k, final=k == n_steps)
+            if code != 0 or k >= n_steps:
+                break
+    failure = None
+    if code == 0:
+        rows, steps = n_out, n_steps
+        status, message = "success", f"reached t = {n_steps * dt!r} in {n_steps} steps"
+    else:
+        if code == STATUS_REPORT and k == 0 and not _finite_row(out, 0):
+            # the initial state's derived quantities: an input problem, not a numerical one
+            raise InputError("system", "the initial energy or momentum is not finite: give inputs of moderate size")
+        rows, steps = 1 + k // every, k
+        reason = STATUS_TEXT.get(code, f"status {code}")
+        failure = NumericalError(k * dt, k + 1, reason)
+        status, message = "failure", str(failure)
+    traj = Trajectory(
+        t=out.t[:rows],
+        body_names=system.body_names,
+        x_com=out.x_com[:rows],
+        v_com=out.v_com[:rows],
+        R_world_body=out.R_world_body[:rows],
+        omega_body=out.omega_body[:rows],
+        kinetic_energy=out.kinetic_energy[:rows],
+        potential_energy=out.potential_energy[:rows],
+        linear_momentum=out.linear_momentum[:rows],
+        angular_momentum=out.angular_momentum[:rows],
+        constraint_residuals=out.constraint_residuals[:rows],
+        iterations=out.iterations[:steps] if every == 1 else out.iterations[: rows - 1],
+        scheme=scheme,
+        dt=dt,
+        steps=steps,
+        status=status,
+        message=message,
+        wall_time=wall,
+        iteration_counts=out.iteration_counts,
+        reductions=_reductions(mon, metrics) if mon.active else {},
+    )
+    if failure is not None:
+        failure.trajectory = traj
+        if on_failure == "raise":
+            raise failure
+    return traj
+
+
+# Iteration counts above this share the histogram's last bin.
+_MAX_COUNTED = 64
+
+
+def _row_shapes(nb, m):
+    """What one output row records, in the order of :class:`rbdyn._driver.Output`."""
+    return {
         "t": (),
         "x_com": (nb, 3),
         "v_com": (nb, 3),
@@ -287,83 +454,53 @@ def simulate(
         "angular_momentum": (3,),
         "constraint_residuals": (m,),
     }
-    row_bytes = 8 * sum(math.prod(shape) for shape in row_shapes.values())
-    if n_out * row_bytes > MAX_OUTPUT_BYTES:
-        raise InputError(
-            "every",
-            f"{n_out} output rows of {row_bytes} bytes exceed {MAX_OUTPUT_BYTES // 2**30} GiB; increase every",
-        )
-    if n_steps * 8 + n_out * row_bytes > MAX_OUTPUT_BYTES:
-        raise InputError(
-            "dt",
-            f"{n_steps} steps need {n_steps * 8 / 2**30:.1f} GiB for their iteration counts; at most "
-            f"{MAX_OUTPUT_BYTES // 2**30} GiB in all: increase dt or shorten t_end",
-        )
-    rec = {name: np.empty((n_out, *shape)) for name, shape in row_shapes.items()}
-    callback_potentials = [(system.index[cb.body], cb.potential) for cb in system.callbacks if cb.potential]
 
-    def record(row, step, x, R, v, W):
-        t = step * dt
-        rec["t"][row] = t
-        _record_row(system.packed, x, R, v, W, row, rec["x_com"], rec["v_com"], rec["R_world_body"], rec["omega_body"],
-                    rec["kinetic_energy"], rec["potential_energy"], rec["linear_momentum"], rec["angular_momentum"],
-                    rec["constraint_residuals"])
-        for i, pot_fn in callback_potentials:
-            rec["potential_energy"][row] += float(pot_fn(t, rec["x_com"][row, i], R[i].copy()))
 
-    carry = scheme.init(system, system.initial_state())
-    iterations = np.zeros(n_steps, dtype=np.int64)
-    with np.errstate(over="ignore", invalid="ignore"):
-        record(0, 0, *carry[:4])
-    bad0 = [k for k, a in rec.items() if not np.all(np.isfinite(a[0]))]
-    if bad0:  # the initial state's derived quantities: an input problem, not a numerical one
-        raise InputError("system", f"the initial {bad0[0].replace('_', ' ')} is not finite: give inputs of moderate size")
-    bar = _Progress(n_steps, progress)
-    wall = 0.0
-    status, message, rows, done_total = "success", f"reached t = {n_steps * dt!r} in {n_steps} steps", n_out, n_steps
-    failure = None
-    def out_step(row):
-        return min(row * every, n_steps)
+def _finite_row(out, row):
+    return all(np.all(np.isfinite(getattr(out, name)[row])) for name in _row_shapes(0, 0))
 
-    for row in range(1, n_out):
-        start = out_step(row - 1)
-        n = out_step(row) - start
-        tic = time.perf_counter()
-        code, done = scheme.advance(system, carry, start * dt, dt, n, iterations, start)
-        wall += time.perf_counter() - tic
-        if code != STATUS_OK:
-            step = start + done + 1
-            failure = NumericalError(start * dt + done * dt, step, STATUS_TEXT.get(code, f"status {code}"))
-            status, message, rows, done_total = "failure", str(failure), row, start + done
-            break
-        with np.errstate(over="ignore", invalid="ignore"):
-            record(row, out_step(row), *carry[:4])
-        bar.update(out_step(row), final=row == n_out - 1)
-    # Every reported number must be finite: a state that stays finite can still overflow its energy
-    # or momenta. Checked once over the recorded rows (cheap), the run then ends at the first bad row.
-    finite = np.ones(rows, dtype=bool)
-    for a in rec.values():
-        finite &= np.all(np.isfinite(a[:rows].reshape(rows, -1)), axis=1)
-    if not finite.all():
-        first = int(np.argmin(finite))
-        step = out_step(first)
-        failure = NumericalError((step - 1) * dt, step,
-                                 "a reported quantity (energy or momentum) is not finite; the inputs are too large "
-                                 "for double precision or the motion diverges")
-        status, message, rows, done_total = "failure", str(failure), first, out_step(first - 1)
-    traj = Trajectory(
-        body_names=system.body_names,
-        iterations=iterations[:done_total],
-        scheme=scheme,
-        dt=dt,
-        steps=done_total,
-        status=status,
-        message=message,
-        wall_time=wall,
-        **{k: a[:rows] for k, a in rec.items()},
+
+def _check_metrics(metrics):
+    try:
+        metrics = tuple(metrics)
+    except TypeError:
+        raise InputError("metrics", f"must be a sequence of rbdyn.Metric, got {short_repr(metrics)}") from None
+    for k, mt in enumerate(metrics):
+        if not isinstance(mt, Metric):
+            raise InputError(f"metrics[{k}]", f"must be an rbdyn.Metric, got {type(mt).__name__}")
+    names = [mt.name for mt in metrics]
+    if len(set(names)) != len(names):
+        raise InputError("metrics", f"names must be unique, got {names}")
+    return metrics
+
+
+def _monitor(system, active, metrics):
+    nm = len(metrics)
+    width = max([mt.size for mt in metrics] + [1])
+    n_par = max([mt.params.size for mt in metrics] + [1])
+    params = np.zeros((nm, n_par))
+    for j, mt in enumerate(metrics):
+        params[j, : mt.params.size] = mt.params
+    big = np.inf
+    nb = system.n_bodies if active else 0
+    m = system.n_constraint_rows if active else 0
+    return Monitor(
+        1 if active else 0,
+        np.zeros(7),
+        np.full(len(BUILTIN), big), np.full(len(BUILTIN), -big), np.zeros(len(BUILTIN)),
+        function_list(METRIC_SIGNATURE, [mt.fn for mt in metrics]),
+        params,
+        np.array([mt.size for mt in metrics], dtype=np.int64),
+        np.zeros((nm, width)), np.full((nm, width), big), np.full((nm, width), -big), np.zeros((nm, width)),
+        np.empty((nb, 3)), np.empty((nb, 3)), np.empty(m), np.empty(m), np.empty(15),
     )
-    if failure is not None:
-        failure.trajectory = traj
-        if on_failure == "raise":
-            raise failure
-    return traj
+
+
+def _reductions(mon, metrics):
+    out = {name: Reduction(float(mon.b_min[k]), float(mon.b_max[k]), float(mon.b_final[k]))
+           for k, name in enumerate(BUILTIN)}
+    for j, mt in enumerate(metrics):
+        n = mt.size
+        pick = (lambda a: float(a[0])) if n == 1 else (lambda a: a[:n].copy())
+        out[mt.name] = Reduction(pick(mon.m_min[j]), pick(mon.m_max[j]), pick(mon.m_final[j]))
+    return out

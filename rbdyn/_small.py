@@ -1,14 +1,64 @@
-"""Allocation-free 3x3 helpers for the inner loops of the kernels.
+"""Allocation-free 3-vector and 3x3 helpers for the inner loops of the kernels.
 
 Each writes into a caller-owned ``out`` (or returns scalars), so that a step
-creates no arrays; see :mod:`rbdyn._loads` for the 3-vector ones. Unless
-said otherwise ``out`` must not be one of the inputs.
+creates no arrays: a fresh small array costs more than the arithmetic on it.
+The 3-vector helpers read all their inputs before writing, so their ``out``
+may be one of the inputs; for the 3x3 ones it must not, unless said otherwise.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from ._jit import njit
 from .so3 import _sinc_coeffs
+
+
+@njit
+def cross_into(a, b, out):
+    """``out = a × b`` for 3-vectors."""
+    a0, a1, a2 = a[0], a[1], a[2]
+    b0, b1, b2 = b[0], b[1], b[2]
+    out[0] = a1 * b2 - a2 * b1
+    out[1] = a2 * b0 - a0 * b2
+    out[2] = a0 * b1 - a1 * b0
+
+
+@njit
+def matvec_into(A, b, out):
+    """``out = A @ b`` for a 3x3 matrix and a 3-vector."""
+    b0, b1, b2 = b[0], b[1], b[2]
+    out[0] = A[0, 0] * b0 + A[0, 1] * b1 + A[0, 2] * b2
+    out[1] = A[1, 0] * b0 + A[1, 1] * b1 + A[1, 2] * b2
+    out[2] = A[2, 0] * b0 + A[2, 1] * b1 + A[2, 2] * b2
+
+
+@njit
+def rmatvec_into(A, b, out):
+    """``out = A.T @ b`` for a 3x3 matrix and a 3-vector."""
+    b0, b1, b2 = b[0], b[1], b[2]
+    out[0] = A[0, 0] * b0 + A[1, 0] * b1 + A[2, 0] * b2
+    out[1] = A[0, 1] * b0 + A[1, 1] * b1 + A[2, 1] * b2
+    out[2] = A[0, 2] * b0 + A[1, 2] * b1 + A[2, 2] * b2
+
+
+@njit
+def body_finite(x, R, v, W):
+    """True when no entry of one body's state is nan or inf."""
+    s = x[0] + x[1] + x[2] + v[0] + v[1] + v[2] + W[0] + W[1] + W[2]
+    for a in range(3):
+        s += R[a, 0] + R[a, 1] + R[a, 2]
+    return np.isfinite(s)
+
+
+@njit
+def all_finite(x, R, v, W):
+    """True when no entry of the state of any body is nan or inf."""
+    s = 0.0
+    for i in range(x.shape[0]):
+        for a in range(3):
+            s += x[i, a] + v[i, a] + W[i, a] + R[i, a, 0] + R[i, a, 1] + R[i, a, 2]
+    return np.isfinite(s)
 
 
 @njit

@@ -108,7 +108,7 @@ def test_spherical_joint_top_matches_the_pivoted_top(scheme):
         diffs.append(np.max(np.abs(a.R_world_body - b.R_world_body)))
         # about one Newton iteration a step: warm start and an exact derivative (RIG_IMP's count
         # adds its rate equation's iterations, about 2 per constraint pass)
-        assert a.iterations.mean() <= (6.0 if verify.literature()[scheme].implicit else 1.1)
+        assert a.mean_iterations <= (6.0 if verify.literature()[scheme].implicit else 1.1)
     # the declared order with constraints (RIG_POS: 1, see its docstring)
     order = verify.literature()[scheme].constrained_order
     assert abs(verify.fit_order((2e-3, 1e-3), diffs).order - order) < 0.2, diffs

@@ -128,9 +128,10 @@ def test_newton_failure_is_a_numerical_error_with_time_and_step():
 
 
 def test_imp_newton_iterations_are_recorded():
-    traj = rbdyn.simulate(heavy_top(), "rig_imp", 0.009, 1.0, every=10)
+    traj = rbdyn.simulate(heavy_top(), "rig_imp", 0.009, 1.0, every=1)
     assert traj.iterations.shape == (traj.steps,)
     assert 1 <= traj.iterations.min() and traj.iterations.max() <= 50
+    assert traj.iteration_counts[0] == 0 and traj.max_iterations == traj.iterations.max()
 
 
 @pytest.mark.parametrize("name", ["rig_imp", "rig_neg"])

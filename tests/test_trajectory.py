@@ -210,7 +210,9 @@ def test_output_rows(dt, t_end, every, steps):
     traj = rbdyn.simulate(quick_system(), "symplectic_euler", dt, t_end, every)
     np.testing.assert_array_equal(traj.t, np.array(steps) * dt)
     assert traj.steps == steps[-1]
-    assert traj.iterations.shape == (steps[-1],)
+    # per step when every = 1, else the total of each output interval
+    assert traj.iterations.shape == ((steps[-1],) if every == 1 else (len(steps) - 1,))
+    assert traj.iteration_counts.sum() == steps[-1]
     assert traj.status == "success"
     n = len(steps)
     assert traj.x_com.shape == (n, 1, 3) and traj.R_world_body.shape == (n, 1, 3, 3)
@@ -327,7 +329,8 @@ def _check_failure(err, calls, traj):
     # output recorded before the failure: every output row before the failed step
     assert traj.status == "failure"
     assert traj.steps == err.step - 1
-    assert traj.iterations.shape == (err.step - 1,)
+    assert traj.iterations.shape == (len(range(0, err.step, 2)) - 1,)  # every = 2: one total per interval
+    assert traj.iteration_counts.sum() == err.step - 1  # the failed step is not counted
     expected_rows = [s for s in range(0, err.step, 2)]
     np.testing.assert_allclose(traj.t, np.array(expected_rows) * DT_FAIL, rtol=0, atol=1e-15)
     assert np.all(np.isfinite(traj.table()))

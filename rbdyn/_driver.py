@@ -1,0 +1,299 @@
+r"""The compiled run driver: stepping, recording and streaming reductions in one loop.
+
+:func:`run` takes a scheme's compiled step as a value (a function of one
+explicit signature, see :func:`rbdyn._jit.njit_signature`) and calls it for a
+range of steps. After every step it counts the step's solver iterations,
+updates the streaming reductions when a :class:`Monitor` is active, and every
+``every`` steps (and after the last) writes one output row into the
+preallocated :class:`Output`. Nothing goes back to Python between steps, and
+nothing is allocated: the output costs what writing a row costs.
+
+Every reported number must be finite: a row or a reduction whose energy,
+momentum or constraint residual is not finite ends the run with
+:data:`STATUS_REPORT` (the state can stay finite while its energy overflows).
+
+Streaming reductions (the idea of diffrax's ``SaveAt(fn=...)``): with a
+monitor the driver keeps, over every step, the smallest, largest and final
+value of the built-in quantities :data:`BUILTIN` and of user metrics, compiled
+functions of :data:`METRIC_SIGNATURE`, so that a benchmark defined on
+every-step maxima does not need the trajectory.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import types
+
+from ._constraints import residuals_into
+from ._data import eval_potentials
+from ._jit import njit
+
+__all__ = ["Output", "Monitor", "run", "METRIC_SIGNATURE", "BUILTIN", "STATUS_REPORT"]
+
+#: Returned by :func:`run` when a reported quantity is not finite.
+STATUS_REPORT = 5
+
+#: The built-in reductions, in the order of ``Monitor.b_*``.
+BUILTIN = ("energy", "energy_error", "linear_momentum_error", "angular_momentum_error", "constraint")
+
+#: Signature of a metric: ``fn(t, x_com, R_world_body, v_com, omega_body, params, out)`` writes its
+#: values into ``out`` from the mass-centre state of every body (arrays with a leading body axis).
+METRIC_SIGNATURE = types.void(
+    types.float64,
+    types.float64[:, ::1],
+    types.float64[:, :, ::1],
+    types.float64[:, ::1],
+    types.float64[:, ::1],
+    types.float64[::1],
+    types.float64[::1],
+)
+
+
+class Output(NamedTuple):
+    """The rows a run records, preallocated.
+
+    Row ``r`` holds the state after step ``min(r * every, n_steps)``.
+    ``iterations`` has one entry per step when ``every == 1`` and otherwise
+    the total of each output interval; ``iteration_counts[k]`` counts the
+    steps that took ``k`` solver iterations (the last entry: that many or more).
+    """
+
+    every: int
+    n_steps: int
+    t: np.ndarray
+    x_com: np.ndarray
+    v_com: np.ndarray
+    R_world_body: np.ndarray
+    omega_body: np.ndarray
+    kinetic_energy: np.ndarray
+    potential_energy: np.ndarray
+    linear_momentum: np.ndarray
+    angular_momentum: np.ndarray
+    constraint_residuals: np.ndarray
+    iterations: np.ndarray
+    iteration_counts: np.ndarray
+    floor: np.ndarray
+    scratch: np.ndarray
+
+
+class Monitor(NamedTuple):
+    """Streaming reductions over every step (inactive: ``active == 0``).
+
+    ``start`` holds the energy, linear and angular momentum at t = 0 (7
+    numbers) that the ``*_error`` quantities are measured from.
+    """
+
+    active: int
+    start: np.ndarray
+    b_min: np.ndarray
+    b_max: np.ndarray
+    b_final: np.ndarray
+    metric_fn: object
+    metric_params: np.ndarray
+    metric_size: np.ndarray
+    m_value: np.ndarray
+    m_min: np.ndarray
+    m_max: np.ndarray
+    m_final: np.ndarray
+    x_com: np.ndarray
+    v_com: np.ndarray
+    residuals: np.ndarray
+    floor: np.ndarray
+    scratch: np.ndarray
+
+
+@njit
+def mass_centre_into(model, x, R, v, W, x_com, v_com):
+    """Mass-centre positions and velocities (world) from the body origins' ones."""
+    com = model.bodies.com_body
+    for i in range(x.shape[0]):
+        Ri, ci, Wi = R[i], com[i], W[i]
+        c0 = Ri[0, 0] * ci[0] + Ri[0, 1] * ci[1] + Ri[0, 2] * ci[2]
+        c1 = Ri[1, 0] * ci[0] + Ri[1, 1] * ci[1] + Ri[1, 2] * ci[2]
+        c2 = Ri[2, 0] * ci[0] + Ri[2, 1] * ci[1] + Ri[2, 2] * ci[2]
+        w0 = Ri[0, 0] * Wi[0] + Ri[0, 1] * Wi[1] + Ri[0, 2] * Wi[2]
+        w1 = Ri[1, 0] * Wi[0] + Ri[1, 1] * Wi[1] + Ri[1, 2] * Wi[2]
+        w2 = Ri[2, 0] * Wi[0] + Ri[2, 1] * Wi[1] + Ri[2, 2] * Wi[2]
+        x_com[i, 0] = x[i, 0] + c0
+        x_com[i, 1] = x[i, 1] + c1
+        x_com[i, 2] = x[i, 2] + c2
+        v_com[i, 0] = v[i, 0] + (w1 * c2 - w2 * c1)
+        v_com[i, 1] = v[i, 1] + (w2 * c0 - w0 * c2)
+        v_com[i, 2] = v[i, 2] + (w0 * c1 - w1 * c0)
+
+
+@njit
+def energy_momentum_into(model, t, x, R, v, W, x_com, v_com, pm):
+    """Kinetic and potential energy; linear momentum and angular momentum about the
+    world origin (world components) into ``pm[0:3]`` and ``pm[3:6]``.
+
+    ``x``, ``v`` are the body origins' positions and velocities, ``x_com``,
+    ``v_com`` the mass centres' (:func:`mass_centre_into`). The kinetic energy
+    is taken about the body origin, ``m|v|²/2 + m v·(ω × c) + Wᵀ J W/2`` (for a
+    pivoted body Solfec's ``WᵀJW/2``). The potential covers gravity, the
+    constant and point forces (all conservative) and the compiled loads that
+    declare one; a constant torque has none.
+    """
+    bodies, loads = model.bodies, model.loads
+    mass, J, com, g = bodies.mass, bodies.inertia, bodies.com_body, loads.gravity
+    kinetic = 0.0
+    potential = 0.0
+    for a in range(6):
+        pm[a] = 0.0
+    for i in range(x.shape[0]):
+        m = mass[i]
+        Ri, Wi, ci, xi, vi, Ji = R[i], W[i], com[i], x_com[i], v_com[i], J[i]
+        vo = v[i]
+        w0 = Ri[0, 0] * Wi[0] + Ri[0, 1] * Wi[1] + Ri[0, 2] * Wi[2]
+        w1 = Ri[1, 0] * Wi[0] + Ri[1, 1] * Wi[1] + Ri[1, 2] * Wi[2]
+        w2 = Ri[2, 0] * Wi[0] + Ri[2, 1] * Wi[1] + Ri[2, 2] * Wi[2]
+        c0, c1, c2 = xi[0] - x[i, 0], xi[1] - x[i, 1], xi[2] - x[i, 2]
+        JW0 = Ji[0, 0] * Wi[0] + Ji[0, 1] * Wi[1] + Ji[0, 2] * Wi[2]
+        JW1 = Ji[1, 0] * Wi[0] + Ji[1, 1] * Wi[1] + Ji[1, 2] * Wi[2]
+        JW2 = Ji[2, 0] * Wi[0] + Ji[2, 1] * Wi[1] + Ji[2, 2] * Wi[2]
+        kinetic += 0.5 * m * (vo[0] * vo[0] + vo[1] * vo[1] + vo[2] * vo[2]) \
+            + m * (vo[0] * (w1 * c2 - w2 * c1) + vo[1] * (w2 * c0 - w0 * c2) + vo[2] * (w0 * c1 - w1 * c0)) \
+            + 0.5 * (Wi[0] * JW0 + Wi[1] * JW1 + Wi[2] * JW2)
+        potential -= (m * g[0] + loads.force[i, 0]) * xi[0] + (m * g[1] + loads.force[i, 1]) * xi[1] \
+            + (m * g[2] + loads.force[i, 2]) * xi[2]
+        # angular momentum about the mass centre: R J_c W with J_c = J - m(|c|² I - c cᵀ) (body axes)
+        cc = ci[0] * ci[0] + ci[1] * ci[1] + ci[2] * ci[2]
+        Jc0 = JW0 - m * (cc * Wi[0] - ci[0] * (ci[0] * Wi[0] + ci[1] * Wi[1] + ci[2] * Wi[2]))
+        Jc1 = JW1 - m * (cc * Wi[1] - ci[1] * (ci[0] * Wi[0] + ci[1] * Wi[1] + ci[2] * Wi[2]))
+        Jc2 = JW2 - m * (cc * Wi[2] - ci[2] * (ci[0] * Wi[0] + ci[1] * Wi[1] + ci[2] * Wi[2]))
+        for a in range(3):
+            pm[a] += m * vi[a]
+        pm[3] += m * (xi[1] * vi[2] - xi[2] * vi[1]) + (Ri[0, 0] * Jc0 + Ri[0, 1] * Jc1 + Ri[0, 2] * Jc2)
+        pm[4] += m * (xi[2] * vi[0] - xi[0] * vi[2]) + (Ri[1, 0] * Jc0 + Ri[1, 1] * Jc1 + Ri[1, 2] * Jc2)
+        pm[5] += m * (xi[0] * vi[1] - xi[1] * vi[0]) + (Ri[2, 0] * Jc0 + Ri[2, 1] * Jc1 + Ri[2, 2] * Jc2)
+        # point forces at their points x + R p
+        for k in range(loads.point_start[i], loads.point_start[i + 1]):
+            p, f = loads.point_body[k], loads.point_force[k]
+            for a in range(3):
+                potential -= f[a] * (x[i, a] + (Ri[a, 0] * p[0] + Ri[a, 1] * p[1] + Ri[a, 2] * p[2]))
+    potential += eval_potentials(model, t, x_com, R)
+    return kinetic, potential
+
+
+@njit
+def _record(model, state, out, row, t):
+    """Write output row ``row``; False if a reported quantity is not finite."""
+    x, R, v, W = state.x, state.R, state.v, state.W
+    xc, vc = out.x_com[row], out.v_com[row]
+    mass_centre_into(model, x, R, v, W, xc, vc)
+    pm = out.scratch
+    kin, pot = energy_momentum_into(model, t, x, R, v, W, xc, vc, pm)
+    out.t[row] = t
+    out.R_world_body[row] = R
+    out.omega_body[row] = W
+    out.kinetic_energy[row] = kin
+    out.potential_energy[row] = pot
+    ok = np.isfinite(kin) and np.isfinite(pot)
+    for a in range(3):
+        out.linear_momentum[row, a] = pm[a]
+        out.angular_momentum[row, a] = pm[3 + a]
+        ok = ok and np.isfinite(pm[a]) and np.isfinite(pm[3 + a])
+    if out.constraint_residuals.shape[1] > 0:
+        g = out.constraint_residuals[row]
+        residuals_into(model, x, R, g, out.floor, pm[0:3], pm[3:6], out.scratch[6:9])
+        for r in range(g.shape[0]):
+            ok = ok and np.isfinite(g[r])
+    return ok
+
+
+@njit
+def _fold(value, k, b_min, b_max, b_final):
+    if value < b_min[k]:
+        b_min[k] = value
+    if value > b_max[k]:
+        b_max[k] = value
+    b_final[k] = value
+
+
+@njit
+def _monitor(model, state, mon, t):
+    """Fold the quantities after a step into the reductions; False if one is not finite."""
+    x, R, v, W = state.x, state.R, state.v, state.W
+    mass_centre_into(model, x, R, v, W, mon.x_com, mon.v_com)
+    pm = mon.scratch
+    kin, pot = energy_momentum_into(model, t, x, R, v, W, mon.x_com, mon.v_com, pm)
+    E = kin + pot
+    s = mon.start
+    dp = np.sqrt((pm[0] - s[1]) ** 2 + (pm[1] - s[2]) ** 2 + (pm[2] - s[3]) ** 2)
+    dL = np.sqrt((pm[3] - s[4]) ** 2 + (pm[4] - s[5]) ** 2 + (pm[5] - s[6]) ** 2)
+    g_max = 0.0
+    if mon.residuals.shape[0] > 0:
+        g = mon.residuals
+        residuals_into(model, x, R, g, mon.floor, pm[6:9], pm[9:12], pm[12:15])
+        for r in range(g.shape[0]):
+            g_max = max(g_max, abs(g[r]))
+            if not np.isfinite(g[r]):
+                return False
+    ok = np.isfinite(E) and np.isfinite(dp) and np.isfinite(dL)
+    _fold(E, 0, mon.b_min, mon.b_max, mon.b_final)
+    _fold(abs(E - s[0]), 1, mon.b_min, mon.b_max, mon.b_final)
+    _fold(dp, 2, mon.b_min, mon.b_max, mon.b_final)
+    _fold(dL, 3, mon.b_min, mon.b_max, mon.b_final)
+    _fold(g_max, 4, mon.b_min, mon.b_max, mon.b_final)
+    for j in range(len(mon.metric_fn)):
+        out = mon.m_value[j]
+        mon.metric_fn[j](t, mon.x_com, R, mon.v_com, W, mon.metric_params[j], out)
+        for c in range(mon.metric_size[j]):
+            ok = ok and np.isfinite(out[c])
+            _fold(out[c], c, mon.m_min[j], mon.m_max[j], mon.m_final[j])
+    return ok
+
+
+@njit
+def _start(model, state, mon):
+    """The energy and momenta at t = 0 that the ``*_error`` reductions are measured from."""
+    mass_centre_into(model, state.x, state.R, state.v, state.W, mon.x_com, mon.v_com)
+    kin, pot = energy_momentum_into(model, 0.0, state.x, state.R, state.v, state.W, mon.x_com, mon.v_com, mon.scratch)
+    mon.start[0] = kin + pot
+    for a in range(6):
+        mon.start[1 + a] = mon.scratch[a]
+
+
+@njit
+def run(steps, model, state, work, params, h, k0, k1, out, mon):
+    """Steps ``k0 .. k1 - 1`` of a run of ``out.n_steps`` steps of size ``h``.
+
+    ``steps`` is a 1-tuple holding the scheme's step, called as
+    ``status, iterations = step(model, state, work, params, t, h)`` with
+    ``t = k h`` the time at the start of step ``k`` (counted from 0). With
+    ``k0 == 0`` the initial state is recorded first (row 0) and the reductions
+    start from it. Returns ``(status, k)``: ``k`` is the number of the first
+    step not completed (0-based), or ``k1`` when every step succeeded; a
+    failed step's iterations are not counted.
+    """
+    step = steps[0]
+    every = out.every
+    n_steps = out.n_steps
+    hist = out.iteration_counts
+    top = hist.shape[0] - 1
+    per_step = every == 1
+    if k0 == 0:
+        if not _record(model, state, out, 0, 0.0):
+            return STATUS_REPORT, 0
+        if mon.active != 0:
+            _start(model, state, mon)
+            if not _monitor(model, state, mon, 0.0):
+                return STATUS_REPORT, 0
+    for k in range(k0, k1):
+        status, iters = step(model, state, work, params, k * h, h)
+        if status != 0:
+            return status, k
+        hist[min(iters, top)] += 1
+        if per_step:
+            out.iterations[k] = iters
+        else:
+            out.iterations[k // every] += iters
+        t = (k + 1) * h
+        if mon.active != 0 and not _monitor(model, state, mon, t):
+            return STATUS_REPORT, k
+        if (k + 1) % every == 0 or k + 1 == n_steps:
+            if not _record(model, state, out, (k + every) // every, t):
+                return STATUS_REPORT, k
+    return 0, k1
