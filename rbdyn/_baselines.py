@@ -14,8 +14,9 @@ import numpy as np
 
 from . import so3
 from .so3 import _unit_quat_to_matrix_into
-from ._data import body_loads_into
-from ._jit import njit
+from ._data import body_loads_into, user_loads_into
+from ._driver import STATUS_REPORT, count_iterations, monitor, record, record_due, start
+from ._jit import njit, njit_inline
 from ._scheme import STATUS_NONFINITE, STATUS_OK, Scheme
 from ._small import body_finite, cross_into, matvec_into, rmatvec_into
 
@@ -47,8 +48,13 @@ class BaselineParams(NamedTuple):
 
 
 class BaselineWork(NamedTuple):
-    """One body's scratch: loads, 3-vectors, and the stages of RK4."""
+    """One body's scratch: its state, loads, 3-vectors, and the stages of RK4."""
 
+    x1: np.ndarray
+    R1: np.ndarray
+    v1: np.ndarray
+    W1: np.ndarray
+    q1: np.ndarray
     F1: np.ndarray
     T1: np.ndarray
     w: np.ndarray
@@ -76,7 +82,8 @@ def _init(state):
 
 def _work():
     v3 = lambda: np.empty(3)  # noqa: E731
-    return BaselineWork(v3(), v3(), v3(), v3(), v3(), np.empty((4, 3)), v3(), np.empty(4), v3(), v3(),
+    return BaselineWork(v3(), np.empty((3, 3)), v3(), v3(), np.empty(4),
+                        v3(), v3(), v3(), v3(), v3(), np.empty((4, 3)), v3(), np.empty(4), v3(), v3(),
                         np.empty((3, 3)), np.empty((4, 3)), np.empty((4, 4)), np.empty((4, 3)), np.empty((4, 3)))
 
 
@@ -97,9 +104,9 @@ def _normalise_quat(q):
     q[3] /= n
 
 
-@njit
-def _symplectic_euler_update(mass, J, J_inv, pivoted, x, R, v, W, F, T, q, h, w, a, b):
-    """One step of one body from the loads ``F``, ``T`` at the start of the step.
+@njit_inline
+def _symplectic_euler_update(mass, J, J_inv, i, pivoted, x, R, v, W, F, T, q, h, w, a, b):
+    """One step of body ``i`` (inertia ``J[i]``) from the loads ``F``, ``T`` at the start of the step.
 
     ``q`` is ``R`` as a unit quaternion (updated with it); ``w``, ``a``,
     ``b`` are 3-vector scratch.
@@ -111,14 +118,16 @@ def _symplectic_euler_update(mass, J, J_inv, pivoted, x, R, v, W, F, T, q, h, w,
     # products only, no 3x3 matrix products.
     matvec_into(R, W, w)
     rmatvec_into(R, w, a)
-    matvec_into(J, a, b)
+    for r in range(3):
+        b[r] = J[i, r, 0] * a[0] + J[i, r, 1] * a[1] + J[i, r, 2] * a[2]
     matvec_into(R, b, a)  # a = I_w w
     cross_into(w, a, b)
     b[0] = T[0] - b[0]
     b[1] = T[1] - b[1]
     b[2] = T[2] - b[2]
     rmatvec_into(R, b, a)
-    matvec_into(J_inv, a, b)
+    for r in range(3):
+        b[r] = J_inv[i, r, 0] * a[0] + J_inv[i, r, 1] * a[1] + J_inv[i, r, 2] * a[2]
     matvec_into(R, b, a)  # a = I_w^{-1} (T - w × I_w w)
     w[0] += h * a[0]
     w[1] += h * a[1]
@@ -141,18 +150,63 @@ def _symplectic_euler_update(mass, J, J_inv, pivoted, x, R, v, W, F, T, q, h, w,
     rmatvec_into(R, w, W)  # body rate from the new orientation
 
 
-def symplectic_euler_step(model, state, work, params, t, h):
-    """One step of every body (the scheme's step function). Returns ``(status, 0)``."""
+@njit_inline
+def _copy_in(i, x, R, v, W, q, x1, R1, v1, W1, q1):
+    """Body ``i``'s state into one body's scratch (element by element: no views)."""
+    for a in range(3):
+        x1[a] = x[i, a]
+        v1[a] = v[i, a]
+        W1[a] = W[i, a]
+        for b in range(3):
+            R1[a, b] = R[i, a, b]
+    for a in range(4):
+        q1[a] = q[i, a]
+
+
+@njit_inline
+def _copy_out(i, x1, R1, v1, W1, q1, x, R, v, W, q):
+    """One body's scratch state back into body ``i``'s rows."""
+    for a in range(3):
+        x[i, a] = x1[a]
+        v[i, a] = v1[a]
+        W[i, a] = W1[a]
+        for b in range(3):
+            R[i, a, b] = R1[a, b]
+    for a in range(4):
+        q[i, a] = q1[a]
+
+
+@njit
+def symplectic_euler_advance(model, state, work, params, t0, h, k0, k1, out, mon):
+    """Steps ``k0 .. k1 - 1`` of every body (see :mod:`rbdyn._scheme`); every array is bound
+    here once and each body is copied into scratch for its step (see rbdyn._rig.advance)."""
+    if k0 == 0:
+        code = start(model, state, out, mon)
+        if code != 0:
+            return code, 0
     x, R, v, W, q = state.x, state.R, state.v, state.W, state.q
-    b = model.bodies
-    wk = work
-    for i in range(x.shape[0]):
-        body_loads_into(model, i, t, x[i], R[i], v[i], W[i], wk.F1, wk.T1, wk.loads)
-        _symplectic_euler_update(b.mass[i], b.inertia[i], b.inertia_inv[i], b.pivoted[i], x[i], R[i], v[i], W[i],
-                                 wk.F1, wk.T1, q[i], h, wk.w, wk.a, wk.b)
-        if not body_finite(x[i], R[i], v[i], W[i]):
-            return STATUS_NONFINITE, 0
-    return STATUS_OK, 0
+    mass, J, J_inv, pivoted = model.bodies.mass, model.bodies.inertia, model.bodies.inertia_inv, model.bodies.pivoted
+    x1, R1, v1, W1, q1 = work.x1, work.R1, work.v1, work.W1, work.q1
+    F1, T1, w, a, b, scr = work.F1, work.T1, work.w, work.a, work.b, work.loads
+    user = model.loads.user_start[-1] > 0
+    for k in range(k0, k1):
+        t = t0 + k * h
+        for i in range(x.shape[0]):
+            _copy_in(i, x, R, v, W, q, x1, R1, v1, W1, q1)
+            body_loads_into(model, i, t, x1, R1, v1, W1, F1, T1)
+            if user:
+                user_loads_into(model, i, t, x1, R1, v1, W1, F1, T1, scr)
+            _symplectic_euler_update(mass[i], J, J_inv, i, pivoted[i], x1, R1, v1, W1, F1, T1, q1, h, w, a, b)
+            _copy_out(i, x1, R1, v1, W1, q1, x, R, v, W, q)
+            if not body_finite(x1, R1, v1, W1):
+                return STATUS_NONFINITE, k
+        # after the step (written out here, not in a helper that takes the structs: see _scheme)
+        count_iterations(out.iteration_counts, out.iterations, out.every, k, 0)
+        if mon.active != 0 and not monitor(model, state, mon, t0 + (k + 1) * h):
+            return STATUS_REPORT, k
+        if record_due(out.every, out.n_steps, k) and not record(model, state, out, k, t0 + (k + 1) * h):
+            return STATUS_REPORT, k
+    return STATUS_OK, k1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -184,7 +238,7 @@ class SymplecticEuler(Scheme):
     conserves = frozenset({"linear momentum", "quaternion norm", "orthonormality"})
     energy = "not conserved"
     symmetric = False
-    step_function = staticmethod(symplectic_euler_step)
+    kernel = symplectic_euler_advance
 
     def params(self):
         return BaselineParams(0)
@@ -196,12 +250,13 @@ class SymplecticEuler(Scheme):
         return _work()
 
 
-@njit
-def _rk4_rates(mass, J, J_inv, pivoted, q, v, W, R, F, T, s, kx, kq, kv, kW, a, b):
-    """Rates ``k*[s]`` of one body at stage ``s``, whose ``R`` and loads are known.
+@njit_inline
+def _rk4_rates(mass, J, J_inv, i, pivoted, q, v, W, R, F, T, s, kx, kq, kv, kW, a, b):
+    """Rates ``k*[s]`` of body ``i`` at stage ``s``, whose ``R`` and loads are known.
 
     ``x' = v``, ``q' = q ⊗ [0, W] / 2``, ``v' = f/m``,
-    ``W' = J^{-1}(R^T T - W × J W)``; ``a``, ``b`` are 3-vector scratch.
+    ``W' = J^{-1}(R^T T - W × J W)`` (``J[i]``, ``J_inv[i]``); ``a``, ``b`` are
+    3-vector scratch.
     """
     if pivoted == 0:
         for k in range(3):
@@ -216,68 +271,95 @@ def _rk4_rates(mass, J, J_inv, pivoted, q, v, W, R, F, T, s, kx, kq, kv, kW, a, 
     kq[s, 1] = 0.5 * (q[0] * W[0] + q[2] * W[2] - q[3] * W[1])
     kq[s, 2] = 0.5 * (q[0] * W[1] - q[1] * W[2] + q[3] * W[0])
     kq[s, 3] = 0.5 * (q[0] * W[2] + q[1] * W[1] - q[2] * W[0])
-    matvec_into(J, W, a)
+    for r in range(3):
+        a[r] = J[i, r, 0] * W[0] + J[i, r, 1] * W[1] + J[i, r, 2] * W[2]
     cross_into(W, a, b)  # b = W × J W
     rmatvec_into(R, T, a)  # a = torque in body axes
     a[0] -= b[0]
     a[1] -= b[1]
     a[2] -= b[2]
-    matvec_into(J_inv, a, kW[s])
+    for r in range(3):
+        kW[s, r] = J_inv[i, r, 0] * a[0] + J_inv[i, r, 1] * a[1] + J_inv[i, r, 2] * a[2]
 
 
-@njit
+@njit_inline
 def _rk4_stage_state(y, k, r, c, out):
     """``out = y + c k[r]`` for one body's component vector: the state at a stage."""
     for j in range(y.shape[0]):
         out[j] = y[j] + c * k[r, j]
 
 
-@njit
+@njit_inline
 def _rk4_combine(y, k, h6):
     """``y += h/6 (k1 + 2 k2 + 2 k3 + k4)``; ``k`` stacks the four stage rates."""
     for j in range(y.shape[0]):
         y[j] += h6 * (k[0, j] + 2.0 * k[1, j] + 2.0 * k[2, j] + k[3, j])
 
 
-_RK4_NODES = (0.0, 0.5, 0.5, 1.0)
+@njit_inline
+def _rk4_node(s):
+    """The node c_s of stage s: 0, 1/2, 1/2, 1."""
+    return 0.0 if s == 0 else (1.0 if s == 3 else 0.5)
 
 
-def rk4_step(model, state, work, params, t, h):
-    """One step of every body (the scheme's step function). Returns ``(status, 0)``."""
+@njit
+def rk4_advance(model, state, work, params, t0, h, k0, k1, out, mon):
+    """Steps ``k0 .. k1 - 1`` of every body (see :mod:`rbdyn._scheme`); every array is bound
+    here once and each body is copied into scratch for its step (see rbdyn._rig.advance)."""
+    if k0 == 0:
+        code = start(model, state, out, mon)
+        if code != 0:
+            return code, 0
     x, R, v, W, q = state.x, state.R, state.v, state.W, state.q
-    b = model.bodies
-    wk = work
-    xs, qs, vs, Ws, Rs = wk.xs, wk.qs, wk.vs, wk.Ws, wk.Rs
-    kx, kq, kv, kW = wk.kx, wk.kq, wk.kv, wk.kW
-    for i in range(x.shape[0]):
-        for s in range(4):
-            # Stage s at y + c_s h k_{s-1}; the first stage is the step's start.
-            if s == 0:
-                xs[:] = x[i]
-                qs[:] = q[i]
-                vs[:] = v[i]
-                Ws[:] = W[i]
-            else:
-                ch = _RK4_NODES[s] * h
-                _rk4_stage_state(x[i], kx, s - 1, ch, xs)
-                _rk4_stage_state(q[i], kq, s - 1, ch, qs)
-                _rk4_stage_state(v[i], kv, s - 1, ch, vs)
-                _rk4_stage_state(W[i], kW, s - 1, ch, Ws)
-            _quat_to_matrix_into(qs, Rs)
-            body_loads_into(model, i, t + _RK4_NODES[s] * h, xs, Rs, vs, Ws, wk.F1, wk.T1, wk.loads)
-            _rk4_rates(b.mass[i], b.inertia[i], b.inertia_inv[i], b.pivoted[i], qs, vs, Ws, Rs, wk.F1, wk.T1, s,
-                       kx, kq, kv, kW, wk.a, wk.b)
-        h6 = h / 6.0
-        _rk4_combine(x[i], kx, h6)
-        _rk4_combine(v[i], kv, h6)
-        _rk4_combine(W[i], kW, h6)
-        qi = q[i]
-        _rk4_combine(qi, kq, h6)
-        _normalise_quat(qi)  # carried unit quaternion; R follows it
-        _unit_quat_to_matrix_into(qi[0], qi[1], qi[2], qi[3], R[i])
-        if not body_finite(x[i], R[i], v[i], W[i]):
-            return STATUS_NONFINITE, 0
-    return STATUS_OK, 0
+    mass, J, J_inv, pivoted = model.bodies.mass, model.bodies.inertia, model.bodies.inertia_inv, model.bodies.pivoted
+    x1, R1, v1, W1, q1 = work.x1, work.R1, work.v1, work.W1, work.q1
+    F1, T1, a, b, scr = work.F1, work.T1, work.a, work.b, work.loads
+    xs, qs, vs, Ws, Rs = work.xs, work.qs, work.vs, work.Ws, work.Rs
+    kx, kq, kv, kW = work.kx, work.kq, work.kv, work.kW
+    user = model.loads.user_start[-1] > 0
+    h6 = h / 6.0
+    for k in range(k0, k1):
+        t = t0 + k * h
+        for i in range(x.shape[0]):
+            _copy_in(i, x, R, v, W, q, x1, R1, v1, W1, q1)
+            for s in range(4):
+                # Stage s at y + c_s h k_{s-1}; the first stage is the step's start.
+                c = _rk4_node(s)
+                if s == 0:
+                    for r in range(3):
+                        xs[r] = x1[r]
+                        vs[r] = v1[r]
+                        Ws[r] = W1[r]
+                    for r in range(4):
+                        qs[r] = q1[r]
+                else:
+                    ch = c * h
+                    _rk4_stage_state(x1, kx, s - 1, ch, xs)
+                    _rk4_stage_state(q1, kq, s - 1, ch, qs)
+                    _rk4_stage_state(v1, kv, s - 1, ch, vs)
+                    _rk4_stage_state(W1, kW, s - 1, ch, Ws)
+                _quat_to_matrix_into(qs, Rs)
+                ts = t + c * h
+                body_loads_into(model, i, ts, xs, Rs, vs, Ws, F1, T1)
+                if user:
+                    user_loads_into(model, i, ts, xs, Rs, vs, Ws, F1, T1, scr)
+                _rk4_rates(mass[i], J, J_inv, i, pivoted[i], qs, vs, Ws, Rs, F1, T1, s, kx, kq, kv, kW, a, b)
+            _rk4_combine(x1, kx, h6)
+            _rk4_combine(v1, kv, h6)
+            _rk4_combine(W1, kW, h6)
+            _rk4_combine(q1, kq, h6)
+            _normalise_quat(q1)  # carried unit quaternion; R follows it
+            _unit_quat_to_matrix_into(q1[0], q1[1], q1[2], q1[3], R1)
+            _copy_out(i, x1, R1, v1, W1, q1, x, R, v, W, q)
+            if not body_finite(x1, R1, v1, W1):
+                return STATUS_NONFINITE, k
+        # after the step (written out here, not in a helper that takes the structs: see _scheme)
+        count_iterations(out.iteration_counts, out.iterations, out.every, k, 0)
+        if mon.active != 0 and not monitor(model, state, mon, t0 + (k + 1) * h):
+            return STATUS_REPORT, k
+        if record_due(out.every, out.n_steps, k) and not record(model, state, out, k, t0 + (k + 1) * h):
+            return STATUS_REPORT, k
+    return STATUS_OK, k1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -304,7 +386,7 @@ class RK4(Scheme):
     conserves = frozenset({"linear momentum", "quaternion norm", "orthonormality"})
     energy = "not conserved"
     symmetric = False
-    step_function = staticmethod(rk4_step)
+    kernel = rk4_advance
 
     def params(self):
         return BaselineParams(0)

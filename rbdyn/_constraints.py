@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._jit import njit
+from ._jit import njit_inline
 
 KIND_SPHERICAL = 0
 KIND_ROD = 1
@@ -68,7 +68,7 @@ def pack_constraints(constraints, n_bodies: int) -> Constraints:
     return Constraints(kind, body, point, length, row, c_bodies, u_bodies)
 
 
-@njit
+@njit_inline
 def point_into(x, R, i, p, out):
     """``out = x[i] + R[i] p`` (world point of body ``i``), or ``p`` for ``i = -1``."""
     if i < 0:
@@ -79,7 +79,7 @@ def point_into(x, R, i, p, out):
             out[r] = x[i, r] + (Ri[r, 0] * p[0] + Ri[r, 1] * p[1] + Ri[r, 2] * p[2])
 
 
-@njit
+@njit_inline
 def gap_into(model, x, R, k, pa, pb, d):
     """End points ``pa``, ``pb`` (world) of constraint ``k`` and ``d = pa - pb``; returns |d|."""
     body, point = model.constraints.body, model.constraints.point
@@ -90,7 +90,7 @@ def gap_into(model, x, R, k, pa, pb, d):
     return np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
 
 
-@njit
+@njit_inline
 def residuals_into(model, x, R, g, tol_floor, pa, pb, d):
     """Every residual into ``g`` and, into ``tol_floor``, the smallest error
     float64 can resolve for it (16 ulp of the coordinates involved)."""
@@ -110,7 +110,7 @@ def residuals_into(model, x, R, g, tol_floor, pa, pb, d):
                 tol_floor[r0 + r] = 16.0 * _EPS * scale
 
 
-@njit
+@njit_inline
 def lu_solve_inplace(K, b, pivot_tol):
     """Solve ``K y = b`` by Gaussian elimination with partial pivoting.
 

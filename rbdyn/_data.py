@@ -31,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import types
 
-from ._jit import function_list, njit, njit_signature
+from ._jit import function_list, njit, njit_inline, njit_signature
 
 __all__ = [
     "Bodies",
@@ -41,6 +41,7 @@ __all__ = [
     "POTENTIAL_SIGNATURE",
     "pack_model",
     "body_loads_into",
+    "user_loads_into",
     "eval_loads",
     "eval_potentials",
 ]
@@ -134,16 +135,20 @@ def pack_loads(n_bodies, gravity, constant_forces, constant_torques, point_force
     )
 
 
-@njit
-def body_loads_into(model, i, t, x, R, v, W, f, tau, scratch):
-    """Force ``f`` at the origin and torque ``tau`` about it (world) on body ``i``.
+@njit_inline
+def body_loads_into(model, i, t, x, R, v, W, f, tau):
+    """Force ``f`` at the origin and torque ``tau`` about it (world) on body ``i``
+    from the built-in loads (gravity, constant forces and couples, point forces).
 
     ``x``, ``R``, ``v``, ``W`` are the body's origin position and velocity,
-    rotation and body rate; ``scratch`` is a (4, 3) array. Written with
-    scalars so that it allocates nothing: it runs at every step (every stage)
-    of every scheme. The schemes call it as a module global, which
-    :func:`rbdyn._jit.python_variant` rebinds for systems with Python
-    callbacks, so its name and signature are part of the schemes' contract.
+    rotation and body rate. Written with scalars so that it allocates nothing:
+    it runs at every step (every stage) of every scheme. The schemes call it as
+    a module global, which :func:`rbdyn._jit.python_variant` rebinds for
+    systems with Python callbacks, so its name and signature are part of the
+    schemes' contract. The compiled user loads are added by
+    :func:`user_loads_into`, called apart (only when there are any): code that
+    calls the typed list of functions stops numba from pruning the reference
+    counting of the model's arrays, which would cost every body every step.
     """
     bodies, loads = model.bodies, model.loads
     ci = bodies.com_body[i]
@@ -174,42 +179,60 @@ def body_loads_into(model, i, t, x, R, v, W, f, tau, scratch):
         tau[0] += r1 * fk[2] - r2 * fk[1]
         tau[1] += r2 * fk[0] - r0 * fk[2]
         tau[2] += r0 * fk[1] - r1 * fk[0]
-    u0, u1 = loads.user_start[i], loads.user_start[i + 1]
-    if u1 > u0:
-        # A compiled load sees the mass centre's position and velocity and returns the force at
-        # the mass centre and the torque about it; both are moved to the origin here.
-        w0 = R[0, 0] * W[0] + R[0, 1] * W[1] + R[0, 2] * W[2]
-        w1 = R[1, 0] * W[0] + R[1, 1] * W[1] + R[1, 2] * W[2]
-        w2 = R[2, 0] * W[0] + R[2, 1] * W[1] + R[2, 2] * W[2]
-        xc, vc, uf, ut = scratch[0], scratch[1], scratch[2], scratch[3]
-        xc[0], xc[1], xc[2] = x[0] + c0, x[1] + c1, x[2] + c2
-        vc[0] = v[0] + (w1 * c2 - w2 * c1)
-        vc[1] = v[1] + (w2 * c0 - w0 * c2)
-        vc[2] = v[2] + (w0 * c1 - w1 * c0)
-        for k in range(u0, u1):
-            uf[:] = 0.0
-            ut[:] = 0.0
-            loads.user_fn[k](t, xc, R, vc, W, loads.user_params[k], uf, ut)
-            f[0] += uf[0]
-            f[1] += uf[1]
-            f[2] += uf[2]
-            tau[0] += ut[0] + (c1 * uf[2] - c2 * uf[1])
-            tau[1] += ut[1] + (c2 * uf[0] - c0 * uf[2])
-            tau[2] += ut[2] + (c0 * uf[1] - c1 * uf[0])
+
+
+@njit
+def user_loads_into(model, i, t, x, R, v, W, f, tau, scratch):
+    """Add the compiled user loads of body ``i`` to ``f`` and ``tau`` (as :func:`body_loads_into`);
+    ``scratch`` is a (4, 3) array."""
+    loads = model.loads
+    ci = model.bodies.com_body[i]
+    c0 = R[0, 0] * ci[0] + R[0, 1] * ci[1] + R[0, 2] * ci[2]
+    c1 = R[1, 0] * ci[0] + R[1, 1] * ci[1] + R[1, 2] * ci[2]
+    c2 = R[2, 0] * ci[0] + R[2, 1] * ci[1] + R[2, 2] * ci[2]
+    # A compiled load sees the mass centre's position and velocity and returns the force at
+    # the mass centre and the torque about it; both are moved to the origin here.
+    w0 = R[0, 0] * W[0] + R[0, 1] * W[1] + R[0, 2] * W[2]
+    w1 = R[1, 0] * W[0] + R[1, 1] * W[1] + R[1, 2] * W[2]
+    w2 = R[2, 0] * W[0] + R[2, 1] * W[1] + R[2, 2] * W[2]
+    xc, vc, uf, ut = scratch[0], scratch[1], scratch[2], scratch[3]
+    xc[0], xc[1], xc[2] = x[0] + c0, x[1] + c1, x[2] + c2
+    vc[0] = v[0] + (w1 * c2 - w2 * c1)
+    vc[1] = v[1] + (w2 * c0 - w0 * c2)
+    vc[2] = v[2] + (w0 * c1 - w1 * c0)
+    for k in range(loads.user_start[i], loads.user_start[i + 1]):
+        uf[:] = 0.0
+        ut[:] = 0.0
+        loads.user_fn[k](t, xc, R, vc, W, loads.user_params[k], uf, ut)
+        f[0] += uf[0]
+        f[1] += uf[1]
+        f[2] += uf[2]
+        tau[0] += ut[0] + (c1 * uf[2] - c2 * uf[1])
+        tau[1] += ut[1] + (c2 * uf[0] - c0 * uf[2])
+        tau[2] += ut[2] + (c0 * uf[1] - c1 * uf[0])
 
 
 @njit
 def eval_loads(model, t, x, R, v, W, F, T, scratch):
-    """:func:`body_loads_into` for every body: ``F[i]``, ``T[i]`` (world, about the origin)."""
+    """Every load of every body: ``F[i]``, ``T[i]`` (world, about the origin)."""
     for i in range(x.shape[0]):
-        body_loads_into(model, i, t, x[i], R[i], v[i], W[i], F[i], T[i], scratch)
+        body_loads_into(model, i, t, x[i], R[i], v[i], W[i], F[i], T[i])
+        if model.loads.user_start[i + 1] > model.loads.user_start[i]:
+            user_loads_into(model, i, t, x[i], R[i], v[i], W[i], F[i], T[i], scratch)
 
 
-@njit
+@njit_inline
 def eval_potentials(model, t, x_com, R):
     """The potential energy of the compiled loads that declare one (the built-in loads'
     potentials are part of the energy's formula). The run driver calls it as a module
     global, which the variant for Python callbacks rebinds to add theirs."""
+    if model.loads.user_start[-1] == 0:
+        return 0.0
+    return _user_potentials(model, t, x_com, R)
+
+
+@njit
+def _user_potentials(model, t, x_com, R):
     loads = model.loads
     total = 0.0
     for i in range(x_com.shape[0]):

@@ -1,12 +1,12 @@
-r"""The compiled run driver: stepping, recording and streaming reductions in one loop.
+r"""The compiled run driver: recording and streaming reductions inside the stepping loop.
 
-:func:`run` takes a scheme's compiled step as a value (a function of one
-explicit signature, see :func:`rbdyn._jit.njit_signature`) and calls it for a
-range of steps. After every step it counts the step's solver iterations,
-updates the streaming reductions when a :class:`Monitor` is active, and every
-``every`` steps (and after the last) writes one output row into the
-preallocated :class:`Output`. Nothing goes back to Python between steps, and
-nothing is allocated: the output costs what writing a row costs.
+A scheme's compiled *advance* function loops over a range of steps (see
+:mod:`rbdyn._scheme`); it calls :func:`start` before its first step and, after
+every step, :func:`count_iterations`, :func:`monitor` when a :class:`Monitor`
+is active, and :func:`record`, which every ``every`` steps (and after the
+last) writes one output row into the preallocated :class:`Output`. Nothing
+goes back to Python between steps, and nothing is allocated: the output costs
+what writing a row costs.
 
 Every reported number must be finite: a row or a reduction whose energy,
 momentum or constraint residual is not finite ends the run with
@@ -28,9 +28,10 @@ from numba import types
 
 from ._constraints import residuals_into
 from ._data import eval_potentials
-from ._jit import njit
+from ._jit import njit, njit_inline
 
-__all__ = ["Output", "Monitor", "run", "METRIC_SIGNATURE", "BUILTIN", "STATUS_REPORT"]
+__all__ = ["Output", "Monitor", "start", "count_iterations", "monitor", "record_due", "record", "METRIC_SIGNATURE",
+           "BUILTIN", "STATUS_REPORT"]
 
 #: Returned by :func:`run` when a reported quantity is not finite.
 STATUS_REPORT = 5
@@ -104,7 +105,7 @@ class Monitor(NamedTuple):
     scratch: np.ndarray
 
 
-@njit
+@njit_inline
 def mass_centre_into(model, x, R, v, W, x_com, v_com):
     """Mass-centre positions and velocities (world) from the body origins' ones."""
     com = model.bodies.com_body
@@ -124,7 +125,7 @@ def mass_centre_into(model, x, R, v, W, x_com, v_com):
         v_com[i, 2] = v[i, 2] + (w0 * c1 - w1 * c0)
 
 
-@njit
+@njit_inline
 def energy_momentum_into(model, t, x, R, v, W, x_com, v_com, pm):
     """Kinetic and potential energy; linear momentum and angular momentum about the
     world origin (world components) into ``pm[0:3]`` and ``pm[3:6]``.
@@ -203,7 +204,7 @@ def _record(model, state, out, row, t):
     return ok
 
 
-@njit
+@njit_inline
 def _fold(value, k, b_min, b_max, b_final):
     if value < b_min[k]:
         b_min[k] = value
@@ -247,53 +248,51 @@ def _monitor(model, state, mon, t):
 
 
 @njit
-def _start(model, state, mon):
-    """The energy and momenta at t = 0 that the ``*_error`` reductions are measured from."""
-    mass_centre_into(model, state.x, state.R, state.v, state.W, mon.x_com, mon.v_com)
-    kin, pot = energy_momentum_into(model, 0.0, state.x, state.R, state.v, state.W, mon.x_com, mon.v_com, mon.scratch)
-    mon.start[0] = kin + pot
-    for a in range(6):
-        mon.start[1 + a] = mon.scratch[a]
+def start(model, state, out, mon):
+    """Before a run's first step: record row 0 (t = 0) and start the reductions from it.
+
+    Returns 0, or :data:`STATUS_REPORT` if a reported quantity is not finite.
+    """
+    if not _record(model, state, out, 0, 0.0):
+        return STATUS_REPORT
+    if mon.active != 0:
+        mass_centre_into(model, state.x, state.R, state.v, state.W, mon.x_com, mon.v_com)
+        kin, pot = energy_momentum_into(model, 0.0, state.x, state.R, state.v, state.W, mon.x_com, mon.v_com,
+                                        mon.scratch)
+        mon.start[0] = kin + pot
+        for a in range(6):
+            mon.start[1 + a] = mon.scratch[a]
+        if not _monitor(model, state, mon, 0.0):
+            return STATUS_REPORT
+    return 0
+
+
+@njit_inline
+def count_iterations(counts, iterations, every, k, iters):
+    """Count step ``k``'s ``iters`` solver iterations: in the histogram ``counts``, and in
+    ``iterations`` per step (``every == 1``) or per output interval."""
+    counts[min(iters, counts.shape[0] - 1)] += 1
+    if every == 1:
+        iterations[k] = iters
+    else:
+        iterations[k // every] += iters
 
 
 @njit
-def run(steps, model, state, work, params, h, k0, k1, out, mon):
-    """Steps ``k0 .. k1 - 1`` of a run of ``out.n_steps`` steps of size ``h``.
+def monitor(model, state, mon, t):
+    """Fold the quantities after a step into the reductions; False if one is not finite."""
+    return _monitor(model, state, mon, t)
 
-    ``steps`` is a 1-tuple holding the scheme's step, called as
-    ``status, iterations = step(model, state, work, params, t, h)`` with
-    ``t = k h`` the time at the start of step ``k`` (counted from 0). With
-    ``k0 == 0`` the initial state is recorded first (row 0) and the reductions
-    start from it. Returns ``(status, k)``: ``k`` is the number of the first
-    step not completed (0-based), or ``k1`` when every step succeeded; a
-    failed step's iterations are not counted.
-    """
-    step = steps[0]
-    every = out.every
-    n_steps = out.n_steps
-    hist = out.iteration_counts
-    top = hist.shape[0] - 1
-    per_step = every == 1
-    if k0 == 0:
-        if not _record(model, state, out, 0, 0.0):
-            return STATUS_REPORT, 0
-        if mon.active != 0:
-            _start(model, state, mon)
-            if not _monitor(model, state, mon, 0.0):
-                return STATUS_REPORT, 0
-    for k in range(k0, k1):
-        status, iters = step(model, state, work, params, k * h, h)
-        if status != 0:
-            return status, k
-        hist[min(iters, top)] += 1
-        if per_step:
-            out.iterations[k] = iters
-        else:
-            out.iterations[k // every] += iters
-        t = (k + 1) * h
-        if mon.active != 0 and not _monitor(model, state, mon, t):
-            return STATUS_REPORT, k
-        if (k + 1) % every == 0 or k + 1 == n_steps:
-            if not _record(model, state, out, (k + every) // every, t):
-                return STATUS_REPORT, k
-    return 0, k1
+
+@njit_inline
+def record_due(every, n_steps, k):
+    """Whether step ``k`` (0-based) ends on an output row."""
+    return (k + 1) % every == 0 or k + 1 == n_steps
+
+
+@njit
+def record(model, state, out, k, t):
+    """Record the row of step ``k`` (0-based), which ends at ``t``; False if a reported
+    quantity is not finite. Call only when :func:`record_due`: entering a function that
+    takes the structs costs their reference counting."""
+    return _record(model, state, out, (k + out.every) // out.every, t)

@@ -53,9 +53,10 @@ from typing import NamedTuple
 import numpy as np
 
 from ._constraints import KIND_ROD, gap_into, lu_solve_inplace
-from ._data import body_loads_into, eval_loads
+from ._data import body_loads_into, user_loads_into
+from ._driver import STATUS_REPORT, count_iterations, monitor, record, record_due, start
 from ._errors import InputError
-from ._jit import njit
+from ._jit import njit, njit_inline
 from ._scheme import STATUS_NEWTON, STATUS_NONFINITE, STATUS_OK, STATUS_SINGULAR, Scheme, _callback_loads, _isfinite
 from ._small import body_finite, exp_scaled_into, matmul_into, reorthonormalize, rodrigues_into, solve3, sub_hat
 from .so3 import _sinc_coeffs
@@ -194,7 +195,7 @@ def make_work(model, n_rows) -> GenAlphaWork:
     )
 
 
-@njit
+@njit_inline
 def _cross_hat_into(f, r, out, scale):
     """``out += scale * hat(f) hat(r)`` (``= scale * (r f^T - (f.r) I)``)."""
     fr = f[0] * r[0] + f[1] * r[1] + f[2] * r[2]
@@ -203,7 +204,7 @@ def _cross_hat_into(f, r, out, scale):
             out[a, b] += scale * (r[a] * f[b] - (fr if a == b else 0.0))
 
 
-@njit
+@njit_inline
 def _body_terms(model, i, R, V, vd, F, T, rho, G, K, res, w, p, q, H):
     """Inertia ``rho = R J R^T``, gyroscopic matrix ``G``, stiffness ``K`` and
     residual ``res`` (translation, rotation) of body ``i``.
@@ -262,7 +263,7 @@ def _body_terms(model, i, R, V, vd, F, T, rho, G, K, res, w, p, q, H):
         K[2, b] += w[0] * H[1, b] - w[1] * H[0, b]
 
 
-@njit
+@njit_inline
 def _place(i, pivoted, x0, R0, dq, h, x, R, V, v, W, E):
     """Configuration of body ``i`` from the step's start and ``dq``; its
     origin velocity ``v`` and body rate ``W`` from ``V``. ``E`` is 3x3 scratch."""
@@ -277,7 +278,7 @@ def _place(i, pivoted, x0, R0, dq, h, x, R, V, v, W, E):
         W[i, a] = Ri[0, a] * V[i, 3] + Ri[1, a] * V[i, 4] + Ri[2, a] * V[i, 5]
 
 
-@njit
+@njit_inline
 def _predict(i, pivoted, coef, h, x, R, v, W, acc, vd, V, dq, x0, R0, E):
     """Start of a step for body ``i``: save its configuration, predict it, place it."""
     am, af, gamma, beta = coef[0], coef[1], coef[2], coef[3]
@@ -299,7 +300,7 @@ def _predict(i, pivoted, coef, h, x, R, v, W, acc, vd, V, dq, x0, R0, E):
     _place(i, pivoted, x0, R0, dq, h, x, R, V, v, W, E)
 
 
-@njit
+@njit_inline
 def _apply_increment(i, pivoted, y, j0, h, bp, gp, dq, V, vd):
     """Add the Newton increment ``y[j0:]`` of body ``i`` to ``dq``, ``V``, ``vd``."""
     c0 = 3 if pivoted[i] != 0 else 0
@@ -310,7 +311,7 @@ def _apply_increment(i, pivoted, y, j0, h, bp, gp, dq, V, vd):
         vd[i, c] += bp * d
 
 
-@njit
+@njit_inline
 def _increment_error(i, pivoted, y, j0, h, dq, atol, rtol):
     """Sum of the squared scaled increments of body ``i`` (before the update)."""
     c0 = 3 if pivoted[i] != 0 else 0
@@ -321,7 +322,7 @@ def _increment_error(i, pivoted, y, j0, h, dq, atol, rtol):
     return s
 
 
-@njit
+@njit_inline
 def _left_jacobian_into(h, dq, i, out):
     """``out = J_l(h dq_omega) = T(h dq_omega)^T`` of body ``i``."""
     p0, p1, p2 = h * dq[i, 3], h * dq[i, 4], h * dq[i, 5]
@@ -329,7 +330,7 @@ def _left_jacobian_into(h, dq, i, out):
     rodrigues_into(b, c, p0, p1, p2, out)
 
 
-@njit
+@njit_inline
 def _single_body(model, i, coef, h, atol, rtol, x0, R0, x, R, v, W, V, vd, dq, F, T, scr):
     """One Newton iteration of an unconstrained body; returns its error measure
     (the increment is applied), or nan for a non-finite or singular system."""
@@ -360,7 +361,7 @@ def _single_body(model, i, coef, h, atol, rtol, x0, R0, x, R, v, W, V, vd, dq, F
     return math.sqrt(s / n)
 
 
-@njit
+@njit_inline
 def _coupled(model, coef, h, atol, rtol, dof, nd, x0, R0, x, R, v, W, V, vd, lam, dq, F, T, S, rhs, scr, cscr):
     """One Newton iteration of the constrained bodies and the multipliers.
 
@@ -550,7 +551,7 @@ def _coupled(model, coef, h, atol, rtol, dof, nd, x0, R0, x, R, v, W, V, vd, lam
     return math.sqrt(s / nt)
 
 
-@njit
+@njit_inline
 def _finish(i, coef, R, V, W, acc, vd):
     """End of a step for body ``i``: algorithmic accelerations, rotation kept on SO(3)."""
     ratio = (1.0 - coef[1]) / (1.0 - coef[0])
@@ -562,7 +563,7 @@ def _finish(i, coef, R, V, W, acc, vd):
         W[i, a] = Ri[0, a] * V[i, 3] + Ri[1, a] * V[i, 4] + Ri[2, a] * V[i, 5]
 
 
-@njit
+@njit_inline
 def _set_coefficients(coef, params, h):
     am, af, gamma, beta = params.alpha_m, params.alpha_f, params.gamma, params.beta
     coef[0], coef[1], coef[2], coef[3] = am, af, gamma, beta
@@ -571,18 +572,19 @@ def _set_coefficients(coef, params, h):
     coef[6] = beta * h * h  # conditioner
 
 
-def gen_alpha_step(model, state, work, params, t, h):
-    """One generalized-alpha step of every body (the scheme's step function).
+@njit_inline
+def _loads_of(model, i, t, x, R, v, W, F, T, scr, user):
+    body_loads_into(model, i, t, x[i], R[i], v[i], W[i], F[i], T[i])
+    if user:
+        user_loads_into(model, i, t, x[i], R[i], v[i], W[i], F[i], T[i], scr)
 
-    Returns ``(status, iterations)``, the iterations being the largest of the groups'.
-    """
-    x, R, v, W, acc, vd, lam = state.x, state.R, state.v, state.W, state.acc, state.vd, state.lam
+
+@njit_inline
+def _step(model, x, R, v, W, acc, vd, lam, wk, coef, atol, rtol, max_iter, user, t, h):
+    """One generalized-alpha step of every body; returns ``(status, iterations)``, the
+    iterations being the largest of the groups'."""
     pivoted = model.bodies.pivoted
     cons = model.constraints
-    wk = work
-    coef = wk.coef
-    _set_coefficients(coef, params, h)
-    atol, rtol, max_iter = params.newton_atol, params.newton_rtol, params.newton_max_iter
     F, T, V, dq, x0, R0 = wk.F, wk.T, wk.V, wk.dq, wk.x0, wk.R0
     t1 = t + h
     m = lam.shape[0]
@@ -596,10 +598,9 @@ def gen_alpha_step(model, state, work, params, t, h):
         converged = False
         for it in range(max_iter):
             iters = it + 1
-            # loads at the current iterate and t_{n+1} (from the step itself, so that the
-            # Python variant for callbacks sees them)
+            # loads at the current iterate and t_{n+1}
             for i in cons.c_bodies:
-                body_loads_into(model, i, t1, x[i], R[i], v[i], W[i], F[i], T[i], wk.loads)
+                _loads_of(model, i, t1, x, R, v, W, F, T, wk.loads, user)
             err = _coupled(model, coef, h, atol, rtol, wk.dof, wk.n_dof, x0, R0, x, R, v, W, V, vd, lam, dq, F, T,
                            wk.S, wk.rhs, wk.body, wk.coupled)
             if err == -1.0:
@@ -621,7 +622,7 @@ def gen_alpha_step(model, state, work, params, t, h):
         n_it = 0
         for it in range(max_iter):
             n_it = it + 1
-            body_loads_into(model, i, t1, x[i], R[i], v[i], W[i], F[i], T[i], wk.loads)
+            _loads_of(model, i, t1, x, R, v, W, F, T, wk.loads, user)
             err = _single_body(model, i, coef, h, atol, rtol, x0, R0, x, R, v, W, V, vd, dq, F, T, wk.body)
             if not np.isfinite(err):
                 return STATUS_NONFINITE, max(iters, n_it)
@@ -635,6 +636,32 @@ def gen_alpha_step(model, state, work, params, t, h):
         if not body_finite(x[i], R[i], v[i], W[i]):
             return STATUS_NONFINITE, iters
     return STATUS_OK, iters
+
+
+@njit
+def advance(model, state, work, params, t0, h, k0, k1, out, mon):
+    """Steps ``k0 .. k1 - 1`` (step ``k`` starts at ``t0 + k h``), recording through the
+    driver; returns ``(status, k)`` with ``k`` the first step not completed."""
+    if k0 == 0:
+        code = start(model, state, out, mon)
+        if code != 0:
+            return code, 0
+    x, R, v, W, acc, vd, lam = state.x, state.R, state.v, state.W, state.acc, state.vd, state.lam
+    coef = work.coef
+    _set_coefficients(coef, params, h)
+    atol, rtol, max_iter = params.newton_atol, params.newton_rtol, params.newton_max_iter
+    user = model.loads.user_start[-1] > 0
+    for k in range(k0, k1):
+        status, iters = _step(model, x, R, v, W, acc, vd, lam, work, coef, atol, rtol, max_iter, user, t0 + k * h, h)
+        if status != STATUS_OK:
+            return status, k
+        # after the step (written out here, not in a helper that takes the structs: see _scheme)
+        count_iterations(out.iteration_counts, out.iterations, out.every, k, iters)
+        if mon.active != 0 and not monitor(model, state, mon, t0 + (k + 1) * h):
+            return STATUS_REPORT, k
+        if record_due(out.every, out.n_steps, k) and not record(model, state, out, k, t0 + (k + 1) * h):
+            return STATUS_REPORT, k
+    return STATUS_OK, k1
 
 
 # -- consistent initial accelerations ------------------------------------------------
@@ -663,7 +690,9 @@ def consistent_accelerations(system, state, t=0.0):
     loads = _callback_loads(system) if system.callbacks else body_loads_into
     scratch = np.empty((4, 3))
     for i in range(nb):
-        loads(model, i, t, x[i], R[i], v[i], W[i], F[i], T[i], scratch)
+        loads(model, i, t, x[i], R[i], v[i], W[i], F[i], T[i])
+        if model.loads.user_start[i + 1] > model.loads.user_start[i]:
+            user_loads_into(model, i, t, x[i], R[i], v[i], W[i], F[i], T[i], scratch)
     omega = np.einsum("bij,bj->bi", R, W)
     vd = np.zeros((nb, 6))
     rho = np.einsum("bij,bjk,blk->bil", R, J, R)
@@ -829,7 +858,7 @@ class GenAlpha(Scheme):
     symmetric = False
     supports_constraints = True
     constrained_order = 2
-    step_function = staticmethod(gen_alpha_step)
+    kernel = advance
 
     def __post_init__(self):
         value = self.rho_inf

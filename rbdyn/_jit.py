@@ -16,6 +16,7 @@ function of that signature and is cached on disk like the rest.
 from __future__ import annotations
 
 import contextlib
+import dis
 import functools
 import types
 import warnings
@@ -23,7 +24,7 @@ import warnings
 import numba
 from numba.core.errors import NumbaExperimentalFeatureWarning
 
-__all__ = ["njit", "njit_signature", "function_list", "python_variant", "jit_enabled", "quiet"]
+__all__ = ["njit", "njit_inline", "njit_signature", "function_list", "python_variant", "jit_enabled", "quiet"]
 
 
 @contextlib.contextmanager
@@ -41,6 +42,16 @@ def quiet():
 def njit(fn):
     """Compile ``fn`` in nopython mode with an on-disk cache."""
     return numba.njit(cache=True, fastmath=False, error_model="numpy")(fn)
+
+
+def njit_inline(fn):
+    """Compile ``fn`` like :func:`njit`, and inline it into its callers in numba's IR.
+
+    For the per-body helpers of a step: a helper called with views of a body's rows
+    (``x[i]``, ``R[i]``) would make numba count references to those views at every call,
+    which costs more than the arithmetic of a small body; inlined, the counting is pruned.
+    """
+    return numba.njit(cache=True, fastmath=False, error_model="numpy", inline="always")(fn)
 
 
 def jit_enabled() -> bool:
@@ -82,39 +93,52 @@ def _is_function(obj) -> bool:
     return isinstance(getattr(obj, "py_func", obj), types.FunctionType)
 
 
-def _references(fn, name, seen=None) -> bool:
-    """Whether ``fn`` (or a compiled helper it calls) uses the global ``name``."""
-    seen = set() if seen is None else seen
+def _globals_used(code) -> set:
+    """The global names a code object loads (attribute names, also in ``co_names``, are not)."""
+    out = {ins.argval for ins in dis.get_instructions(code) if ins.opname == "LOAD_GLOBAL"}
+    for const in code.co_consts:  # nested functions and comprehensions
+        if isinstance(const, types.CodeType):
+            out |= _globals_used(const)
+    return out
+
+
+def _references(fn, names, seen) -> bool:
+    """Whether ``fn`` (or a compiled helper it calls) uses one of the globals ``names``."""
     py = getattr(fn, "py_func", fn)
     if py in seen or not isinstance(py, types.FunctionType):
         return False
     seen.add(py)
-    for nm in py.__code__.co_names:
-        if nm == name:
+    for nm in _globals_used(py.__code__):
+        if nm in names:
             return True
         obj = py.__globals__.get(nm)
-        if _is_function(obj) and _references(obj, name, seen):
+        if _is_function(obj) and _references(obj, names, seen):
             return True
     return False
 
 
-def python_variant(kernel, name, replacement):
-    """The pure-Python source of ``kernel`` with the global ``name`` rebound.
+def python_variant(kernel, replacements, _done=None):
+    """The pure-Python source of ``kernel`` with globals rebound (``{name: replacement}``).
 
-    A step evaluates the loads of a body through the module-level
-    ``body_loads_into``, compiled for the built-in and compiled loads. When a
-    system also has Python callbacks (which compiled code cannot call) the
-    very same source runs as Python with that name rebound to a function that
-    adds the callbacks. Every compiled helper on the way that uses ``name`` is
-    converted the same way; all other helpers (maps, small solves) stay
-    compiled.
+    A kernel evaluates the built-in loads of a body through the module-level
+    ``body_loads_into`` and the potentials of the compiled loads through
+    ``eval_potentials``. When a system also has Python callbacks (which
+    compiled code cannot call) the very same source runs as Python with those
+    names rebound to functions that add the callbacks. Every compiled helper
+    on the way that uses one of the names is converted the same way (once);
+    all other helpers (maps, small solves) stay compiled.
     """
+    done = {} if _done is None else _done
     fn = getattr(kernel, "py_func", kernel)
+    if fn in done:
+        return done[fn]
     glb = dict(fn.__globals__)
-    for nm in fn.__code__.co_names:
+    variant = types.FunctionType(fn.__code__, glb, fn.__name__, fn.__defaults__, fn.__closure__)
+    done[fn] = variant
+    for nm in _globals_used(fn.__code__):
         obj = glb.get(nm)
-        if nm == name:
-            glb[nm] = replacement
-        elif _is_function(obj) and _references(obj, name):
-            glb[nm] = python_variant(obj, name, replacement)
-    return types.FunctionType(fn.__code__, glb, fn.__name__, fn.__defaults__, fn.__closure__)
+        if nm in replacements:
+            glb[nm] = replacements[nm]
+        elif _is_function(obj) and _references(obj, replacements, set()):
+            glb[nm] = python_variant(obj, replacements, done)
+    return variant

@@ -32,8 +32,10 @@ from typing import NamedTuple
 import numpy as np
 
 from ._constraints import KIND_ROD, gap_into, lu_solve_inplace, residuals_into
-from ._data import body_loads_into
-from ._jit import njit
+from ._data import body_loads_into, user_loads_into
+from ._driver import count_iterations, monitor, record, record_due, start
+from ._jit import njit, njit_inline
+from ._driver import STATUS_REPORT
 from ._scheme import STATUS_CONSTRAINT, STATUS_NEWTON, STATUS_NONFINITE, STATUS_OK, STATUS_SINGULAR, Scheme
 from ._small import (body_finite, cross_into, dot3_add, exp_scaled_into, matmul_into, matvec_into, reorthonormalize,
                      rmatvec_into, rodrigues_into, solve3)
@@ -80,6 +82,12 @@ class RigParams(NamedTuple):
 class RigWork(NamedTuple):
     """Scratch of a run: one body's (``*1``), the phases' (leading body axis) and the solver's."""
 
+    x1: np.ndarray
+    R1: np.ndarray
+    v1: np.ndarray
+    W1s: np.ndarray
+    J1: np.ndarray
+    J_inv1: np.ndarray
     E1: np.ndarray
     R_half1: np.ndarray
     x_half1: np.ndarray
@@ -125,6 +133,7 @@ def make_work(n_bodies: int, n_rows: int) -> RigWork:
     nb = n_bodies if n_rows else 0  # the phases serve the constrained bodies only
     v3 = lambda: np.empty(3)  # noqa: E731
     return RigWork(
+        v3(), np.empty((3, 3)), v3(), v3(), np.empty((3, 3)), np.empty((3, 3)),
         np.empty((3, 3)), np.empty((3, 3)), v3(), v3(), v3(), v3(), v3(), np.empty((3, 3)), np.empty((3, 3)),
         v3(), v3(), v3(), v3(), np.empty((4, 3)),
         np.empty((nb, 3, 3)), np.empty((nb, 3, 3)), np.empty((nb, 3)), np.empty((nb, 3)), np.empty((nb, 3)),
@@ -136,7 +145,7 @@ def make_work(n_bodies: int, n_rows: int) -> RigWork:
     )
 
 
-@njit
+@njit_inline
 def _newton_imp(J, A, Om, h, tol, max_iter, E, Jr, M):
     """Solve ``exp(h/2 hat(Om)) J Om = A`` in place from the guess ``Om``.
 
@@ -205,7 +214,7 @@ def _newton_imp(J, A, Om, h, tol, max_iter, E, Jr, M):
     return -1
 
 
-@njit
+@njit_inline
 def _half_step(pivoted, x, R, v, W, h, E, x_half, R_half):
     """1. ``E = exp(h/2 hat(W))``, ``R_half = R E``, ``x_half = x + h/2 v`` of one body."""
     half = 0.5 * h
@@ -219,7 +228,7 @@ def _half_step(pivoted, x, R, v, W, h, E, x_half, R_half):
             x_half[k] = x[k]
 
 
-@njit
+@njit_inline
 def _free(mass, J, J_inv, pivoted, R_half, v, W, F, T, E, h, W1, A, tb, a, b):
     """3.-4. free velocities ``W1``, ``v`` and the impulse ``A`` of one body.
 
@@ -247,7 +256,7 @@ def _free(mass, J, J_inv, pivoted, R_half, v, W, F, T, E, h, W1, A, tb, a, b):
             v[k] += hm * F[k]
 
 
-@njit
+@njit_inline
 def _update(J, J_inv, pivoted, variant, x, R, v, W, x_half, R_half, W1, A, h, tol, max_iter, E, Jr, M, a, Om):
     """6.-7. translation and the scheme's rotation update of one body.
 
@@ -284,21 +293,28 @@ def _update(J, J_inv, pivoted, variant, x, R, v, W, x_half, R_half, W1, A, h, to
     return it
 
 
-@njit
-def _step_free_body(model, i, variant, t, h, tol, max_iter, x, R, v, W, wk):
-    """A whole step of body ``i``, which is in no constraint (steps 1.-4., 6.-7.).
+@njit_inline
+def copy_in(i, x, R, v, W, J, J_inv, x1, R1, v1, W1, J1, J_inv1):
+    """Body ``i``'s state and inertia into one body's scratch (element by element: no views)."""
+    for a in range(3):
+        x1[a] = x[i, a]
+        v1[a] = v[i, a]
+        W1[a] = W[i, a]
+        for b in range(3):
+            R1[a, b] = R[i, a, b]
+            J1[a, b] = J[i, a, b]
+            J_inv1[a, b] = J_inv[i, a, b]
 
-    Returns its Newton iterations, or the failure code of :func:`_newton_imp`.
-    """
-    bodies = model.bodies
-    p = bodies.pivoted[i]
-    xi, Ri, vi, Wi = x[i], R[i], v[i], W[i]
-    _half_step(p, xi, Ri, vi, Wi, h, wk.E1, wk.x_half1, wk.R_half1)
-    body_loads_into(model, i, t + 0.5 * h, wk.x_half1, wk.R_half1, vi, Wi, wk.F1, wk.T1, wk.loads)
-    _free(bodies.mass[i], bodies.inertia[i], bodies.inertia_inv[i], p, wk.R_half1, vi, Wi, wk.F1, wk.T1, wk.E1, h,
-          wk.W1_1, wk.A1, wk.a, wk.b, wk.c)
-    return _update(bodies.inertia[i], bodies.inertia_inv[i], p, variant, xi, Ri, vi, Wi, wk.x_half1, wk.R_half1, wk.W1_1,
-                   wk.A1, h, tol, max_iter, wk.E1, wk.Jr, wk.M, wk.a, wk.c)
+
+@njit_inline
+def copy_out(i, x1, R1, v1, W1, x, R, v, W):
+    """One body's scratch state back into body ``i``'s rows."""
+    for a in range(3):
+        x[i, a] = x1[a]
+        v[i, a] = v1[a]
+        W[i, a] = W1[a]
+        for b in range(3):
+            R[i, a, b] = R1[a, b]
 
 
 # -- constraints -------------------------------------------------------------
@@ -319,7 +335,7 @@ def _step_free_body(model, i, variant, t, h, tol, max_iter, x, R, v, W, wk):
 # _newton_imp), so the iteration converges quadratically.
 
 
-@njit
+@njit_inline
 def _rotation_sensitivity(variant, J, J_inv, W_rot, h, E, Q, Jr, M, col):
     """``Q = J_r(h/2 W_rot) C`` for one body (see the comment above).
 
@@ -348,7 +364,7 @@ def _rotation_sensitivity(variant, J, J_inv, W_rot, h, E, Q, Jr, M, col):
             Q[r, k] = Jr[r, 0] * col[0] + Jr[r, 1] * col[1] + Jr[r, 2] * col[2]
 
 
-@njit
+@njit_inline
 def _reaction_directions(model, x_half, R_half, rf, rtau, rdv, pa, pb, d):
     """Row directions ``rf`` (world) at the mid configuration and, per row and
     side, the body torque ``rtau`` and velocity change ``rdv`` of a unit
@@ -387,7 +403,7 @@ def _reaction_directions(model, x_half, R_half, rf, rtau, rdv, pa, pb, d):
     return True
 
 
-@njit
+@njit_inline
 def _apply_impulses(model, P, v_free, W1_free, A_free, v, W1, A, rtau, rdv, tau):
     """Velocities and impulses of the constrained bodies for reactions ``P``."""
     J_inv = model.bodies.inertia_inv
@@ -414,7 +430,7 @@ def _apply_impulses(model, P, v_free, W1_free, A_free, v, W1, A, rtau, rdv, tau)
                     W1[i, r] += Ji[r, 0] * tau[0] + Ji[r, 1] * tau[1] + Ji[r, 2] * tau[2]
 
 
-@njit
+@njit_inline
 def _end_point_derivative(model, R, Q, h, k, s, rc, rtau, rdv, out, u, w):
     """``out = d p_s / d P_rc`` for side ``s`` of constraint ``k`` (0 if unrelated)."""
     body, point, row_of = model.constraints.body, model.constraints.point, model.constraints.row
@@ -439,7 +455,7 @@ def _end_point_derivative(model, R, Q, h, k, s, rc, rtau, rdv, out, u, w):
             out[r] += half * (rdv[rc, sc, r] - u[r])
 
 
-@njit
+@njit_inline
 def _solve_constraints(model, variant, x, R, v, W, h, tol, max_iter, ctol, cmax, P, wk):
     """Position-level reactions for one step; the constrained bodies end updated.
 
@@ -505,42 +521,86 @@ def _solve_constraints(model, variant, x, R, v, W, h, tol, max_iter, ctol, cmax,
     return STATUS_CONSTRAINT, iters
 
 
-def rig_step(model, state, work, params, t, h):
-    """One RIG step of every body (the scheme's step function, compiled by
-    :meth:`rbdyn.Scheme.step_function`). Returns ``(status, iterations)``."""
-    x, R, v, W, P = state.x, state.R, state.v, state.W, state.P
+@njit
+def _constrained(model, variant, x, R, v, W, P, wk, tol, max_iter, ctol, cmax, user, t, h):
+    """Steps 1.-7. of the bodies in constraints: phase by phase, with the reactions between."""
     bodies, cons = model.bodies, model.constraints
-    variant = params.variant
-    tol = params.newton_tol * 0.5 * h
-    max_iter = params.newton_max_iter
     half = 0.5 * h
-    iters = 0
-    if P.shape[0] > 0:
-        wk = work
-        # 1.-4. the constrained bodies, phase by phase (loads from the step itself, so that the
-        # Python variant for callbacks sees them)
-        for i in cons.c_bodies:
-            p = bodies.pivoted[i]
-            _half_step(p, x[i], R[i], v[i], W[i], h, wk.E[i], wk.x_half[i], wk.R_half[i])
-            body_loads_into(model, i, t + half, wk.x_half[i], wk.R_half[i], v[i], W[i], wk.F[i], wk.T[i], wk.loads)
-            _free(bodies.mass[i], bodies.inertia[i], bodies.inertia_inv[i], p, wk.R_half[i], v[i], W[i], wk.F[i],
-                  wk.T[i], wk.E[i], h, wk.W1[i], wk.A[i], wk.a, wk.b, wk.c)
-        # 5.-7. reactions; the constrained bodies leave it updated
-        status, iters = _solve_constraints(model, variant, x, R, v, W, h, tol, max_iter, params.constraint_tol,
-                                           params.constraint_max_iter, P, wk)
-        if status != STATUS_OK:
-            return status, iters
+    for i in cons.c_bodies:
+        p = bodies.pivoted[i]
+        _half_step(p, x[i], R[i], v[i], W[i], h, wk.E[i], wk.x_half[i], wk.R_half[i])
+        body_loads_into(model, i, t + half, wk.x_half[i], wk.R_half[i], v[i], W[i], wk.F[i], wk.T[i])
+        if user:
+            user_loads_into(model, i, t + half, wk.x_half[i], wk.R_half[i], v[i], W[i], wk.F[i], wk.T[i], wk.loads)
+        _free(bodies.mass[i], bodies.inertia[i], bodies.inertia_inv[i], p, wk.R_half[i], v[i], W[i], wk.F[i],
+              wk.T[i], wk.E[i], h, wk.W1[i], wk.A[i], wk.a, wk.b, wk.c)
+    status, iters = _solve_constraints(model, variant, x, R, v, W, h, tol, max_iter, ctol, cmax, P, wk)
+    if status == STATUS_OK:
         for i in cons.c_bodies:
             if not body_finite(x[i], R[i], v[i], W[i]):
                 return STATUS_NONFINITE, iters
-    for i in cons.u_bodies:
-        it = _step_free_body(model, i, variant, t, h, tol, max_iter, x, R, v, W, work)
-        if it < 0:
-            return (STATUS_NEWTON if it == -1 else STATUS_NONFINITE), max_iter
-        iters += it
-        if not body_finite(x[i], R[i], v[i], W[i]):
-            return STATUS_NONFINITE, iters
-    return STATUS_OK, iters
+    return status, iters
+
+
+@njit
+def advance(model, state, work, params, t0, h, k0, k1, out, mon):
+    """Steps ``k0 .. k1 - 1`` (step ``k`` starts at ``t0 + k h``), recording through the
+    driver; returns ``(status, k)`` with ``k`` the first step not completed (see
+    :mod:`rbdyn._scheme`).
+
+    Every array is bound here, once per call, and the per-body helpers it inlines take
+    arrays only: numba counts references to a view or a struct bound inside the loop,
+    which would cost a small body more than its arithmetic.
+    """
+    if k0 == 0:
+        code = start(model, state, out, mon)
+        if code != 0:
+            return code, 0
+    x, R, v, W, P = state.x, state.R, state.v, state.W, state.P
+    mass, J, J_inv, pivoted = model.bodies.mass, model.bodies.inertia, model.bodies.inertia_inv, model.bodies.pivoted
+    u_bodies = model.constraints.u_bodies
+    variant = params.variant
+    tol = params.newton_tol * 0.5 * h
+    max_iter = params.newton_max_iter
+    ctol, cmax = params.constraint_tol, params.constraint_max_iter
+    user = model.loads.user_start[-1] > 0
+    # one body's scratch
+    x1, R1, v1, W1, J1, J_inv1 = work.x1, work.R1, work.v1, work.W1s, work.J1, work.J_inv1
+    E1, x_half1, R_half1, Wf1, A1, F1, T1 = work.E1, work.x_half1, work.R_half1, work.W1_1, work.A1, work.F1, work.T1
+    Jr, M, sa, sb, sc, lscr = work.Jr, work.M, work.a, work.b, work.c, work.loads
+    half = 0.5 * h
+    for k in range(k0, k1):
+        t = t0 + k * h
+        iters = 0
+        if P.shape[0] > 0:
+            status, iters = _constrained(model, variant, x, R, v, W, P, work, tol, max_iter, ctol, cmax, user, t, h)
+            if status != STATUS_OK:
+                return status, k
+        # the bodies in no constraint, each from start to end
+        for i in u_bodies:
+            copy_in(i, x, R, v, W, J, J_inv, x1, R1, v1, W1, J1, J_inv1)
+            p = pivoted[i]
+            _half_step(p, x1, R1, v1, W1, h, E1, x_half1, R_half1)
+            # loads from the kernel itself, so that the Python variant for callbacks sees them
+            body_loads_into(model, i, t + half, x_half1, R_half1, v1, W1, F1, T1)
+            if user:
+                user_loads_into(model, i, t + half, x_half1, R_half1, v1, W1, F1, T1, lscr)
+            _free(mass[i], J1, J_inv1, p, R_half1, v1, W1, F1, T1, E1, h, Wf1, A1, sa, sb, sc)
+            it = _update(J1, J_inv1, p, variant, x1, R1, v1, W1, x_half1, R_half1, Wf1, A1, h, tol, max_iter, E1,
+                         Jr, M, sa, sc)
+            if it < 0:
+                return (STATUS_NEWTON if it == -1 else STATUS_NONFINITE), k
+            copy_out(i, x1, R1, v1, W1, x, R, v, W)
+            if not body_finite(x1, R1, v1, W1):
+                return STATUS_NONFINITE, k
+            iters += it
+        # after the step (written out here, not in a helper that takes the structs: see _scheme)
+        count_iterations(out.iteration_counts, out.iterations, out.every, k, iters)
+        if mon.active != 0 and not monitor(model, state, mon, t0 + (k + 1) * h):
+            return STATUS_REPORT, k
+        if record_due(out.every, out.n_steps, k) and not record(model, state, out, k, t0 + (k + 1) * h):
+            return STATUS_REPORT, k
+    return STATUS_OK, k1
 
 
 _REF = (
@@ -557,7 +617,7 @@ class _Rig(Scheme):
     constraint_max_iter: int = 25
 
     supports_constraints = True
-    step_function = staticmethod(rig_step)
+    kernel = advance
 
     def __post_init__(self):
         self._check_positive("constraint_tol")

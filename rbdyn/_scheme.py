@@ -10,17 +10,22 @@ state to state (the idea of diffrax). A scheme supplies
 * ``params()``: its settings as a named tuple of numbers;
 * ``work(system, state)``: the scratch arrays of a run, a named tuple made
   once per run, so that a step allocates nothing;
-* ``step_function``: a plain function, compiled by numba for one signature,
-  that takes one step in place::
+* ``kernel``: a compiled function that takes steps ``k0 .. k1 - 1`` in place,
+  step ``k`` from ``t0 + k h`` to ``t0 + (k + 1) h``::
 
-      status, iterations = step(model, state, work, params, t, h)
+      status, k = kernel(model, state, work, params, t0, h, k0, k1, out, monitor)
 
-  with ``model`` the system's :class:`rbdyn._data.Model`, ``t`` the time at
-  the start of the step, ``status`` one of the ``STATUS_*`` codes and
-  ``iterations`` the solver iterations the step took (0 for explicit schemes).
+  with ``model`` the system's :class:`rbdyn._data.Model`, ``status`` one of
+  the ``STATUS_*`` codes and ``k`` the first step not completed (``k1`` on
+  success). It calls :func:`rbdyn._driver.start` first when ``k0 == 0`` and
+  :func:`rbdyn._driver.after_step` after every step, which count the
+  iterations, record the rows and fold the reductions into ``out`` and
+  ``monitor`` in compiled code.
 
-The run driver (:mod:`rbdyn._driver`) receives the compiled step as a value
-and loops over the steps in compiled code; a new scheme needs nothing else.
+The loop over the steps lives in the kernel, not in a driver that calls a
+step function: numba counts references to every array a function binds from
+a named tuple, at every call, so a per-step call would cost more than a small
+body's step. The kernel binds once per call and inlines its per-body helpers.
 
 Each scheme class declares, as class attributes, the paper and the method's
 label in it, its order, whether it is implicit, what it conserves and
@@ -36,12 +41,11 @@ import dataclasses
 import math
 from typing import ClassVar
 
-import numba
 import numpy as np
 
-from . import _data, _driver
+from . import _data
 from ._errors import InputError, short_repr
-from ._jit import jit_enabled, njit_signature, python_variant, quiet
+from ._jit import python_variant, quiet
 
 STATUS_OK = 0
 STATUS_NONFINITE = 1
@@ -118,7 +122,7 @@ class Scheme:
     symmetric: ClassVar[bool]
     supports_constraints: ClassVar[bool] = False
     constrained_order: ClassVar[int | None] = None
-    step_function: ClassVar[object]
+    kernel: ClassVar[object]
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
@@ -158,21 +162,17 @@ class Scheme:
         """The scratch arrays of one run (a named tuple)."""
         raise NotImplementedError
 
-    def compiled_step(self, system, state, work, params):
-        """The step as a value for the run driver.
-
-        Compiled for the exact types of its arguments (cached on disk); for a
-        system with Python callbacks, the step's source run as Python with
-        loads that include them; under ``NUMBA_DISABLE_JIT=1`` the plain function.
-        """
-        fn = type(self).step_function
-        if system.callbacks:
-            return _python_variant(fn, system, "body_loads_into", _callback_loads)
-        if not jit_enabled():
-            return fn
-        sig = numba.types.UniTuple(numba.int64, 2)(
-            *(numba.typeof(a) for a in (system.model, state, work, params)), numba.float64, numba.float64)
-        return njit_signature(fn, sig)
+    def compiled_kernel(self, system):
+        """The kernel, or for a system with Python callbacks its source run as Python with
+        loads (and reported potentials) that include them."""
+        kernel = type(self).kernel
+        if not system.callbacks:
+            return kernel
+        cache = system.__dict__.setdefault("_python_kernels", {})
+        if kernel not in cache:
+            cache[kernel] = python_variant(kernel, {"body_loads_into": _callback_loads(system),
+                                                    "eval_potentials": _callback_potentials(system)})
+        return cache[kernel]
 
     def advance(self, system, state, t0, h, n, counters=None, offset=0):
         """Take ``n`` steps of size ``h`` from time ``t0`` on ``state`` in place.
@@ -181,34 +181,15 @@ class Scheme:
         way to run). Returns ``(status, done)``; the iterations of step ``k``
         go to ``counters[offset + k]`` when ``counters`` is given.
         """
-        params = self.params()
-        work = self.work(system, state)
-        step = self.compiled_step(system, state, work, params)
-        for k in range(n):
-            with quiet():
-                status, iters = step(system.model, state, work, params, float(t0 + k * h), float(h))
-            if counters is not None:
-                counters[offset + k] = iters
-            if status != STATUS_OK:
-                return status, k
-        return STATUS_OK, n
+        from ._simulate import _monitor, _output  # (simulate imports this module)
 
-
-def _python_variant(fn, system, name, make_replacement):
-    """``fn``'s source run as Python with the global ``name`` rebound (memoised per system)."""
-    cache = system.__dict__.setdefault("_python_variants", {})
-    key = (fn, name)
-    if key not in cache:
-        cache[key] = python_variant(fn, name, make_replacement(system))
-    return cache[key]
-
-
-def run_driver(system):
-    """The compiled run driver, or its Python variant for a system with callbacks (whose
-    potentials then enter the reported energy)."""
-    if not system.callbacks:
-        return _driver.run
-    return _python_variant(_driver.run, system, "eval_potentials", _callback_potentials)
+        out = _output(system, n, 1)
+        with quiet():
+            status, done = self.compiled_kernel(system)(system.model, state, self.work(system, state), self.params(),
+                                                        float(t0), float(h), 0, n, out, _monitor(system, False, ()))
+        if counters is not None:
+            counters[offset:offset + done] = out.iterations[:done]
+        return status, done
 
 
 def _callback_loads(system):
@@ -220,8 +201,8 @@ def _callback_loads(system):
         by_body.setdefault(system.index[cb.body], []).append(cb.fn)
     com = system.model.bodies.com_body
 
-    def body_loads_into(model, i, t, x, R, v, W, f, tau, scratch):
-        compiled(model, i, t, x, R, v, W, f, tau, scratch)
+    def body_loads_into(model, i, t, x, R, v, W, f, tau):
+        compiled(model, i, t, x, R, v, W, f, tau)
         for fn in by_body.get(i, ()):
             c = R @ com[i]
             x_c = x + c

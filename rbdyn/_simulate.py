@@ -15,7 +15,7 @@ from ._driver import BUILTIN, METRIC_SIGNATURE, STATUS_REPORT, Monitor, Output
 from ._errors import InputError, NumericalError, short_repr
 from ._jit import function_list, njit_signature, quiet
 from ._model import System, _compiled_for
-from ._scheme import STATUS_TEXT, Scheme, _isfinite, get_scheme, run_driver, schemes
+from ._scheme import STATUS_TEXT, Scheme, _isfinite, get_scheme, schemes
 
 __all__ = ["simulate", "Trajectory", "Reduction", "Metric", "compiled_metric"]
 
@@ -373,16 +373,11 @@ def simulate(
     state = scheme.init(system, system.initial_state())
     params = scheme.params()
     work = scheme.work(system, state)
-    step = scheme.compiled_step(system, state, work, params)
-    out = Output(
-        every, n_steps, *(np.empty((n_out, *shape)) for shape in row_shapes.values()),
-        np.zeros(n_steps if every == 1 else max(n_out - 1, 0), dtype=np.int64),
-        np.zeros(_MAX_COUNTED + 2, dtype=np.int64), np.empty(m), np.empty(9),
-    )
+    out = _output(system, n_steps, every)
     mon = _monitor(system, reduce or bool(metrics), metrics)
-    drive = run_driver(system)
+    kernel = scheme.compiled_kernel(system)
     bar = _Progress(n_steps, progress)
-    chunk = max(1, -(-n_steps // 200)) if bar.enabled else n_steps
+    chunk = max(1, -(-n_steps // 200)) if bar.enabled else max(n_steps, 1)
     wall = 0.0
     k = 0
     code = 0
@@ -390,7 +385,7 @@ def simulate(
         while True:
             stop = min(k + chunk, n_steps)
             tic = time.perf_counter()
-            code, k = drive((step,), system.model, state, work, params, dt, k, stop, out, mon)
+            code, k = kernel(system.model, state, work, params, 0.0, dt, k, stop, out, mon)
             wall += time.perf_counter() - tic
             bar.update(k, final=k == n_steps)
             if code != 0 or k >= n_steps:
@@ -454,6 +449,17 @@ def _row_shapes(nb, m):
         "angular_momentum": (3,),
         "constraint_residuals": (m,),
     }
+
+
+def _output(system, n_steps, every):
+    """Preallocated rows of a run of ``n_steps`` steps recorded every ``every``."""
+    n_out = -(-n_steps // every) + 1
+    shapes = _row_shapes(system.n_bodies, system.n_constraint_rows)
+    return Output(
+        every, n_steps, *(np.empty((n_out, *shape)) for shape in shapes.values()),
+        np.zeros(n_steps if every == 1 else max(n_out - 1, 0), dtype=np.int64),
+        np.zeros(_MAX_COUNTED + 2, dtype=np.int64), np.empty(system.n_constraint_rows), np.empty(9),
+    )
 
 
 def _finite_row(out, row):
