@@ -214,7 +214,7 @@ def _newton_imp(J, A, Om, h, tol, max_iter, E, Jr, M):
     return -1
 
 
-@njit_inline
+@njit
 def _half_step(pivoted, x, R, v, W, h, E, x_half, R_half):
     """1. ``E = exp(h/2 hat(W))``, ``R_half = R E``, ``x_half = x + h/2 v`` of one body."""
     half = 0.5 * h
@@ -228,7 +228,7 @@ def _half_step(pivoted, x, R, v, W, h, E, x_half, R_half):
             x_half[k] = x[k]
 
 
-@njit_inline
+@njit
 def _free(mass, J, J_inv, pivoted, R_half, v, W, F, T, E, h, W1, A, tb, a, b):
     """3.-4. free velocities ``W1``, ``v`` and the impulse ``A`` of one body.
 
@@ -256,7 +256,7 @@ def _free(mass, J, J_inv, pivoted, R_half, v, W, F, T, E, h, W1, A, tb, a, b):
             v[k] += hm * F[k]
 
 
-@njit_inline
+@njit
 def _update(J, J_inv, pivoted, variant, x, R, v, W, x_half, R_half, W1, A, h, tol, max_iter, E, Jr, M, a, Om):
     """6.-7. translation and the scheme's rotation update of one body.
 

@@ -14,7 +14,7 @@ from ._jit import njit, njit_inline
 from .so3 import _sinc_coeffs
 
 
-@njit_inline
+@njit
 def cross_into(a, b, out):
     """``out = a × b`` for 3-vectors."""
     a0, a1, a2 = a[0], a[1], a[2]
@@ -24,7 +24,7 @@ def cross_into(a, b, out):
     out[2] = a0 * b1 - a1 * b0
 
 
-@njit_inline
+@njit
 def matvec_into(A, b, out):
     """``out = A @ b`` for a 3x3 matrix and a 3-vector."""
     b0, b1, b2 = b[0], b[1], b[2]
@@ -33,7 +33,7 @@ def matvec_into(A, b, out):
     out[2] = A[2, 0] * b0 + A[2, 1] * b1 + A[2, 2] * b2
 
 
-@njit_inline
+@njit
 def rmatvec_into(A, b, out):
     """``out = A.T @ b`` for a 3x3 matrix and a 3-vector."""
     b0, b1, b2 = b[0], b[1], b[2]
@@ -42,7 +42,7 @@ def rmatvec_into(A, b, out):
     out[2] = A[0, 2] * b0 + A[1, 2] * b1 + A[2, 2] * b2
 
 
-@njit_inline
+@njit
 def body_finite(x, R, v, W):
     """True when no entry of one body's state is nan or inf."""
     s = x[0] + x[1] + x[2] + v[0] + v[1] + v[2] + W[0] + W[1] + W[2]
@@ -61,7 +61,7 @@ def all_finite(x, R, v, W):
     return np.isfinite(s)
 
 
-@njit_inline
+@njit
 def rodrigues_into(a, b, p0, p1, p2, out):
     r"""``out = I + a\hat p + b\hat p^2`` (``hat(p) @ u == p × u``), entry by entry."""
     out[0, 0] = 1.0 - b * (p1 * p1 + p2 * p2)
@@ -78,7 +78,7 @@ def rodrigues_into(a, b, p0, p1, p2, out):
     out[2, 1] = q12 + a * p0
 
 
-@njit_inline
+@njit
 def exp_scaled_into(s, w, out):
     """``out = so3.exp(s * w)`` (Rodrigues' formula, same coefficients), no hat matrices."""
     p0 = s * w[0]
@@ -88,7 +88,7 @@ def exp_scaled_into(s, w, out):
     rodrigues_into(a, b, p0, p1, p2, out)
 
 
-@njit_inline
+@njit
 def sub_hat(M, p):
     """``M -= hat(p)``, the cross-product matrix of ``p``, in place (no temporary)."""
     M[0, 1] += p[2]
@@ -99,7 +99,7 @@ def sub_hat(M, p):
     M[2, 1] -= p[0]
 
 
-@njit_inline
+@njit
 def matmul_into(A, B, out):
     """``out = A @ B`` for 3x3 matrices."""
     for r in range(3):
@@ -108,7 +108,7 @@ def matmul_into(A, B, out):
             out[r, c] = a0 * B[0, c] + a1 * B[1, c] + a2 * B[2, c]
 
 
-@njit_inline
+@njit
 def solve3(M, g0, g1, g2):
     """The solution of ``M x = g`` (3x3, by the adjugate), as three scalars."""
     c00 = M[1, 1] * M[2, 2] - M[1, 2] * M[2, 1]
@@ -134,7 +134,7 @@ def solve3(M, g0, g1, g2):
 _SPLIT = 134217729.0  # 2**27 + 1
 
 
-@njit_inline
+@njit
 def two_product(a, b):
     """``p, e`` with ``p = fl(a*b)`` and ``a*b = p + e`` exactly (Dekker's splitting)."""
     p = a * b
@@ -147,7 +147,7 @@ def two_product(a, b):
     return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
 
 
-@njit_inline
+@njit
 def dot3_add(r0, r1, r2, v, c):
     """``r . v + c`` for a 3-vector ``v``, as if computed in twice the working
     precision and then rounded (Ogita-Rump-Oishi Dot2)."""
@@ -162,7 +162,7 @@ def dot3_add(r0, r1, r2, v, c):
     return s + comp
 
 
-@njit_inline
+@njit
 def reorthonormalize(R):
     """One Newton–Schulz step ``R <- R (3I - R^T R)/2`` in place.
 

@@ -90,7 +90,7 @@ def vee(A):
     return out
 
 
-@njit_inline
+@njit
 def _sinc_coeffs(theta2):
     """Return ``a = sin t / t``, ``b = (1 - cos t) / t^2``, ``c = (t - sin t) / t^3``."""
     if theta2 < _SMALL * _SMALL:
@@ -169,7 +169,7 @@ def quat_wxyz_to_matrix(q):
     return R
 
 
-@njit_inline
+@njit
 def _unit_quat_to_matrix_into(w, x, y, z, R):
     """Write the rotation matrix of the unit quaternion ``(w, x, y, z)`` into ``R``
     (no normalisation, no allocation: for the step kernels)."""
