@@ -18,6 +18,7 @@ from ._baselines import RK4, SymplecticEuler
 from ._rig import RigImp, RigNeg, RigPos
 from ._genalpha import GenAlpha  # after the RIG schemes: the import order is the registration order
 from ._errors import InputError, NumericalError
+from .constraints import FixedJoint, RevoluteJoint, Rod, SphericalJoint
 from ._model import (
     CompiledLoad,
     ConstantForce,
@@ -25,8 +26,6 @@ from ._model import (
     LoadCallback,
     PointForce,
     RigidBody,
-    Rod,
-    SphericalJoint,
     System,
     box_inertia,
     compiled_load,
@@ -58,6 +57,8 @@ __all__ = [
     "compiled_potential",
     "SphericalJoint",
     "Rod",
+    "RevoluteJoint",
+    "FixedJoint",
     "box_inertia",
     "Scheme",
     "schemes",

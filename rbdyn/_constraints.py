@@ -1,116 +1,118 @@
-r"""Constraint data for the compiled kernels, and the geometry they share.
+r"""The one dispatch from the schemes to the constraint kinds, and the small solves they share.
 
-A constraint ties a point of body ``a`` (``point_body``, body frame,
-relative to the body origin) to a point of body ``b`` or to a fixed world
-point. :attr:`rbdyn.System.model` carries them as a :class:`Constraints`
-named tuple:
-
-==============  =============================================
-field           content
-==============  =============================================
-``kind``        (nc,) int: ``KIND_SPHERICAL`` or ``KIND_ROD``
-``body``        (nc, 2) int: bodies ``a``, ``b`` (-1: world)
-``point``       (nc, 2, 3): body-frame points (world point for ``b = -1``)
-``length``      (nc,): rod length (0 for a joint)
-``row``         (nc + 1,) int: first residual row of each
-``c_bodies``    int: bodies in at least one constraint
-``u_bodies``    int: the other bodies
-==============  =============================================
-
-Residuals (position level, metres): a spherical joint has the three
-components of the gap :math:`d = p_a - p_b`, a rod the single
-:math:`|d| - \ell`.
+Every constraint kind supplies four compiled functions (:mod:`rbdyn.constraints`); this module
+calls them for every constraint of a system, from the packed :class:`rbdyn.constraints.Constraints`,
+and assembles what the schemes need: all residuals, and the dense gradient over the constrained
+bodies. Nothing here knows a kind. The functions take arrays (bound once by the caller), never
+views made in a loop: numba would count references to those at every call.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
+from numba import literal_unroll
 
-from ._jit import njit_inline
+from ._jit import njit
+from .constraints import KINDS
 
-KIND_SPHERICAL = 0
-KIND_ROD = 1
+__all__ = ["pose_into", "residuals_into", "gradient_into", "kind_residual", "kind_gradient", "kind_stiffness",
+           "kind_velocity_product", "lu_solve_inplace", "solve_min_norm"]
 
-
-class Constraints(NamedTuple):
-    kind: np.ndarray
-    body: np.ndarray
-    point: np.ndarray
-    length: np.ndarray
-    row: np.ndarray
-    c_bodies: np.ndarray
-    u_bodies: np.ndarray
-
-_EPS = 2.220446049250313e-16
+# The registry's functions, one tuple each; the dispatch below loops over a tuple, unrolled at
+# compile time, so that each call is a direct call numba can see through.
+_RESIDUAL = tuple(k.residual for k in KINDS)
+_GRADIENT = tuple(k.gradient for k in KINDS)
+_STIFFNESS = tuple(k.stiffness for k in KINDS)
+_VELOCITY_PRODUCT = tuple(k.velocity_product for k in KINDS)
 
 
-def pack_constraints(constraints, n_bodies: int) -> Constraints:
-    """The :class:`Constraints` of a system from its resolved constraints."""
-    nc = len(constraints)
-    kind = np.zeros(nc, dtype=np.int64)
-    body = np.full((nc, 2), -1, dtype=np.int64)
-    point = np.zeros((nc, 2, 3))
-    length = np.zeros(nc)
-    row = np.zeros(nc + 1, dtype=np.int64)
-    for k, c in enumerate(constraints):
-        kind[k] = KIND_ROD if c.kind == "rod" else KIND_SPHERICAL
-        body[k] = (c._i, c._j)
-        point[k, 0] = c.point_body
-        point[k, 1] = c.other_point
-        length[k] = c.length if c.kind == "rod" else 0.0
-        row[k + 1] = row[k] + c.n_eq
-    involved = np.zeros(n_bodies, dtype=bool)
-    involved[body[body >= 0]] = True
-    c_bodies = np.flatnonzero(involved).astype(np.int64)
-    u_bodies = np.flatnonzero(~involved).astype(np.int64)
-    return Constraints(kind, body, point, length, row, c_bodies, u_bodies)
+@njit
+def kind_residual(kind, data, k, xa, Ra, xb, Rb, g, floor, r0, s):
+    """The residual function of kind number ``kind`` (see :mod:`rbdyn.constraints._base`)."""
+    n = 0
+    for fn in literal_unroll(_RESIDUAL):
+        if n == kind:
+            fn(data, k, xa, Ra, xb, Rb, g, floor, r0, s)
+        n += 1
 
 
-@njit_inline
-def point_into(x, R, i, p, out):
-    """``out = x[i] + R[i] p`` (world point of body ``i``), or ``p`` for ``i = -1``."""
-    if i < 0:
-        out[0], out[1], out[2] = p[0], p[1], p[2]
-    else:
-        Ri = R[i]
-        for r in range(3):
-            out[r] = x[i, r] + (Ri[r, 0] * p[0] + Ri[r, 1] * p[1] + Ri[r, 2] * p[2])
+@njit
+def kind_gradient(kind, data, k, xa, Ra, xb, Rb, Ba, Bb, s):
+    """The gradient function of kind number ``kind``."""
+    n = 0
+    for fn in literal_unroll(_GRADIENT):
+        if n == kind:
+            fn(data, k, xa, Ra, xb, Rb, Ba, Bb, s)
+        n += 1
 
 
-@njit_inline
-def gap_into(model, x, R, k, pa, pb, d):
-    """End points ``pa``, ``pb`` (world) of constraint ``k`` and ``d = pa - pb``; returns |d|."""
-    body, point = model.constraints.body, model.constraints.point
-    point_into(x, R, body[k, 0], point[k, 0], pa)
-    point_into(x, R, body[k, 1], point[k, 1], pb)
-    for r in range(3):
-        d[r] = pa[r] - pb[r]
-    return np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
+@njit
+def kind_stiffness(kind, data, k, xa, Ra, xb, Rb, lam, r0, K, s):
+    """The stiffness function of kind number ``kind``."""
+    n = 0
+    for fn in literal_unroll(_STIFFNESS):
+        if n == kind:
+            fn(data, k, xa, Ra, xb, Rb, lam, r0, K, s)
+        n += 1
 
 
-@njit_inline
-def residuals_into(model, x, R, g, tol_floor, pa, pb, d):
-    """Every residual into ``g`` and, into ``tol_floor``, the smallest error
-    float64 can resolve for it (16 ulp of the coordinates involved)."""
-    kind, length, row = model.constraints.kind, model.constraints.length, model.constraints.row
-    for k in range(kind.shape[0]):
-        dist = gap_into(model, x, R, k, pa, pb, d)
-        scale = 0.0
-        for r in range(3):
-            scale = max(scale, abs(pa[r]), abs(pb[r]))
-        r0 = row[k]
-        if kind[k] == KIND_ROD:
-            g[r0] = dist - length[k]
-            tol_floor[r0] = 16.0 * _EPS * (scale + length[k])
-        else:
-            for r in range(3):
-                g[r0 + r] = d[r]
-                tol_floor[r0 + r] = 16.0 * _EPS * scale
+@njit
+def kind_velocity_product(kind, data, k, xa, Ra, va, wa, xb, Rb, vb, wb, gam, r0, s):
+    """The velocity-product function of kind number ``kind``."""
+    n = 0
+    for fn in literal_unroll(_VELOCITY_PRODUCT):
+        if n == kind:
+            fn(data, k, xa, Ra, va, wa, xb, Rb, vb, wb, gam, r0, s)
+        n += 1
 
 
-@njit_inline
+@njit
+def pose_into(x, R, i, xo, Ro):
+    """Body ``i``'s origin and rotation into ``xo``, ``Ro`` (the world, ``i = -1``: zero and I)."""
+    for a in range(3):
+        xo[a] = x[i, a] if i >= 0 else 0.0
+        for b in range(3):
+            Ro[a, b] = R[i, a, b] if i >= 0 else (1.0 if a == b else 0.0)
+
+
+@njit
+def residuals_into(cons, x, R, g, floor, xa, Ra, xb, Rb, s):
+    """Every residual into ``g`` and, into ``floor``, the smallest error float64 can resolve for it.
+
+    ``xa``, ``xb`` (3,), ``Ra``, ``Rb`` (3, 3) and ``s`` (8, 3) are scratch.
+    """
+    for k in range(cons.kind.shape[0]):
+        pose_into(x, R, cons.body[k, 0], xa, Ra)
+        pose_into(x, R, cons.body[k, 1], xb, Rb)
+        kind_residual(cons.kind[k], cons.data, k, xa, Ra, xb, Rb, g, floor, cons.row[k], s)
+
+
+@njit
+def gradient_into(cons, x, R, pivoted, local, B, Ba, Bb, xa, Ra, xb, Rb, s):
+    """The gradient of every residual over the constrained bodies, dense: ``B`` (m, 6 nc), the
+    columns ``6 local[i] .. 6 local[i] + 5`` those of body ``i``'s world increments
+    ``(dx, dtheta)`` (the translation columns of a pivoted body zero). ``Ba``, ``Bb`` (6, 6) are
+    scratch, like the rest."""
+    for r in range(B.shape[0]):
+        for c in range(B.shape[1]):
+            B[r, c] = 0.0
+    for k in range(cons.kind.shape[0]):
+        pose_into(x, R, cons.body[k, 0], xa, Ra)
+        pose_into(x, R, cons.body[k, 1], xb, Rb)
+        kind_gradient(cons.kind[k], cons.data, k, xa, Ra, xb, Rb, Ba, Bb, s)
+        r0, n = cons.row[k], cons.row[k + 1] - cons.row[k]
+        for side in range(2):
+            i = cons.body[k, side]
+            if i < 0:
+                continue
+            c0 = 6 * local[i]
+            first = 3 if pivoted[i] != 0 else 0
+            for r in range(n):
+                for c in range(first, 6):
+                    B[r0 + r, c0 + c] += Ba[r, c] if side == 0 else Bb[r, c]
+
+
+@njit
 def lu_solve_inplace(K, b, pivot_tol):
     """Solve ``K y = b`` by Gaussian elimination with partial pivoting.
 
@@ -148,3 +150,27 @@ def lu_solve_inplace(K, b, pivot_tol):
             s -= K[i, j] * b[j]
         b[i] = s / K[i, i]
     return True
+
+
+@njit
+def solve_min_norm(K, b, rcond):
+    """The minimum-norm least-squares solution of ``K y = b`` into ``b`` (``K`` is kept).
+
+    For the systems of redundant constraints (a closed loop whose Jacobian has no full rank):
+    among the increments that make the linearised constraints hold, the one of least norm
+    (LAPACK's ``gelsd``, singular values below ``rcond`` times the largest taken as zero), so
+    that the components of the reactions no motion can tell apart stay unexcited. Constraints
+    that contradict each other give no exact solution: the Newton iteration around this then
+    does not converge, which the schemes report. Returns False for a matrix without any rank
+    (nothing can move the residuals) or a solution that is not finite.
+    """
+    big = 0.0
+    for i in range(K.shape[0]):
+        for j in range(K.shape[1]):
+            big = max(big, abs(K[i, j]))
+    if not big > 0.0 or not np.isfinite(big):
+        return False
+    y = np.linalg.lstsq(K, b.copy(), rcond)[0]
+    for i in range(b.shape[0]):
+        b[i] = y[i]
+    return np.all(np.isfinite(y))

@@ -77,6 +77,11 @@ class Output(NamedTuple):
     iteration_counts: np.ndarray
     floor: np.ndarray
     scratch: np.ndarray
+    xa: np.ndarray
+    Ra: np.ndarray
+    xb: np.ndarray
+    Rb: np.ndarray
+    s: np.ndarray
 
 
 class Monitor(NamedTuple):
@@ -103,6 +108,11 @@ class Monitor(NamedTuple):
     residuals: np.ndarray
     floor: np.ndarray
     scratch: np.ndarray
+    xa: np.ndarray
+    Ra: np.ndarray
+    xb: np.ndarray
+    Rb: np.ndarray
+    s: np.ndarray
 
 
 @njit_inline
@@ -198,7 +208,7 @@ def _record(model, state, out, row, t):
         ok = ok and np.isfinite(pm[a]) and np.isfinite(pm[3 + a])
     if out.constraint_residuals.shape[1] > 0:
         g = out.constraint_residuals[row]
-        residuals_into(model, x, R, g, out.floor, pm[0:3], pm[3:6], out.scratch[6:9])
+        residuals_into(model.constraints, x, R, g, out.floor, out.xa, out.Ra, out.xb, out.Rb, out.s)
         for r in range(g.shape[0]):
             ok = ok and np.isfinite(g[r])
     return ok
@@ -227,7 +237,7 @@ def _monitor(model, state, mon, t):
     g_max = 0.0
     if mon.residuals.shape[0] > 0:
         g = mon.residuals
-        residuals_into(model, x, R, g, mon.floor, pm[6:9], pm[9:12], pm[12:15])
+        residuals_into(model.constraints, x, R, g, mon.floor, mon.xa, mon.Ra, mon.xb, mon.Rb, mon.s)
         for r in range(g.shape[0]):
             g_max = max(g_max, abs(g[r]))
             if not np.isfinite(g[r]):

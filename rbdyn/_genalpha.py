@@ -52,11 +52,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._constraints import KIND_ROD, gap_into, lu_solve_inplace
+from ._constraints import (kind_gradient, kind_residual, kind_stiffness, kind_velocity_product, lu_solve_inplace,
+                           pose_into, solve_min_norm)
 from ._data import body_loads_into, user_loads_into
 from ._driver import STATUS_REPORT, count_iterations, monitor, record, record_due, start
 from ._errors import InputError
-from ._jit import njit, njit_inline
+from ._jit import njit, njit_inline, quiet
 from ._scheme import STATUS_NEWTON, STATUS_NONFINITE, STATUS_OK, STATUS_SINGULAR, Scheme, _callback_loads, _isfinite
 from ._small import body_finite, exp_scaled_into, matmul_into, reorthonormalize, rodrigues_into, solve3, sub_hat
 from .so3 import _sinc_coeffs
@@ -135,19 +136,22 @@ class BodyScratch(NamedTuple):
 
 
 class CoupledScratch(NamedTuple):
-    """Scratch of the coupled group's assembly."""
+    """Scratch of the coupled group's assembly: inertia and gyroscopic matrices of its bodies,
+    and the constraint dispatch's (two poses, the gradient rows, the 12 x 12 stiffness)."""
 
     rho_b: np.ndarray
     G_b: np.ndarray
-    pa: np.ndarray
-    pb: np.ndarray
-    d: np.ndarray
-    n: np.ndarray
-    ra: np.ndarray
-    rb: np.ndarray
-    A: np.ndarray
-    B3: np.ndarray
-    C3: np.ndarray
+    xa: np.ndarray
+    Ra: np.ndarray
+    xb: np.ndarray
+    Rb: np.ndarray
+    s: np.ndarray
+    Ba: np.ndarray
+    Bb: np.ndarray
+    Kc: np.ndarray
+    cfloor: np.ndarray
+    S_copy: np.ndarray
+    rhs_copy: np.ndarray
 
 
 class GenAlphaWork(NamedTuple):
@@ -190,18 +194,10 @@ def make_work(model, n_rows) -> GenAlphaWork:
         np.empty((nb, 3)), np.empty((nb, 3)), np.empty((nb, 6)), np.empty((nb, 6)), np.empty((nb, 3)),
         np.empty((nb, 3, 3)), m3(), np.empty((nt, nt)), np.empty(nt), np.empty((4, 3)),
         BodyScratch(m3(), m3(), m3(), m3(), m3(), m3(), np.empty(6), np.empty(6), v3(), v3(), v3(), v3(), v3()),
-        CoupledScratch(np.empty((nc, 3, 3)), np.empty((nc, 3, 3)), v3(), v3(), v3(), v3(), v3(), v3(), m3(), m3(),
-                       m3()),
+        CoupledScratch(np.empty((nc, 3, 3)), np.empty((nc, 3, 3)), v3(), m3(), v3(), m3(), np.empty((8, 3)),
+                       np.empty((6, 6)), np.empty((6, 6)), np.empty((12, 12)), np.empty(nt), np.empty((nt, nt)),
+                       np.empty(nt)),
     )
-
-
-@njit_inline
-def _cross_hat_into(f, r, out, scale):
-    """``out += scale * hat(f) hat(r)`` (``= scale * (r f^T - (f.r) I)``)."""
-    fr = f[0] * r[0] + f[1] * r[1] + f[2] * r[2]
-    for a in range(3):
-        for b in range(3):
-            out[a, b] += scale * (r[a] * f[b] - (fr if a == b else 0.0))
 
 
 @njit_inline
@@ -369,10 +365,10 @@ def _coupled(model, coef, h, atol, rtol, dof, nd, x0, R0, x, R, v, W, V, vd, lam
     system (a rod whose ends meet, redundant constraints) or nan.
     """
     (rho, G, K, Jl, S3, H, res, y, w, p, q, r, f) = scr
-    (rho_b, G_b, pa, pb, d, n, ra, rb, A, B3, C3) = cscr
+    (rho_b, G_b, xa, Ra, xb, Rb, cs, Ba, Bb, Kc, cfloor, S_copy, rhs_copy) = cscr
     mass, pivoted = model.bodies.mass, model.bodies.pivoted
     cons = model.constraints
-    kind, body, point, length, row = cons.kind, cons.body, cons.point, cons.length, cons.row
+    kind, body, row = cons.kind, cons.body, cons.row
     bodies = cons.c_bodies
     bp, gp, cond = coef[4], coef[5], coef[6]
     nt = S.shape[0]
@@ -392,125 +388,53 @@ def _coupled(model, coef, h, atol, rtol, dof, nd, x0, R0, x, R, v, W, V, vd, lam
             rhs[th + a] = cond * res[3 + a]
             for b in range(3):
                 S[th + a, th + b] += cond * K[a, b]
-    # 2. constraints: residuals, gradient B, forces B^T lambda and their stiffness
+    # 2. constraints: residuals, gradient B, forces B^T lambda and their stiffness, from the kinds
     for k in range(kind.shape[0]):
-        dist = gap_into(model, x, R, k, pa, pb, d)
+        pose_into(x, R, body[k, 0], xa, Ra)
+        pose_into(x, R, body[k, 1], xb, Rb)
         r0 = row[k]
+        n_rows = row[k + 1] - r0
         cr = nd + r0
-        rod = kind[k] == KIND_ROD
-        if rod:
-            if not dist > 0.0:
-                return -1.0
-            for a in range(3):
-                n[a] = d[a] / dist
-            rhs[cr] = dist - length[k]
-        else:
-            for a in range(3):
-                rhs[cr + a] = d[a]
-        for s in range(2):
-            i = body[k, s]
+        kind_residual(kind[k], cons.data, k, xa, Ra, xb, Rb, rhs, cfloor, nd + r0, cs)
+        kind_gradient(kind[k], cons.data, k, xa, Ra, xb, Rb, Ba, Bb, cs)
+        for a in range(12):
+            for b in range(12):
+                Kc[a, b] = 0.0
+        kind_stiffness(kind[k], cons.data, k, xa, Ra, xb, Rb, lam, r0, Kc, cs)
+        for side in range(2):
+            i = body[k, side]
             if i < 0:
                 continue
-            sg = 1.0 if s == 0 else -1.0
-            Ri, pt = R[i], point[k, s]
-            ro = ra if s == 0 else rb
-            for a in range(3):
-                ro[a] = Ri[a, 0] * pt[0] + Ri[a, 1] * pt[1] + Ri[a, 2] * pt[2]
+            B = Ba if side == 0 else Bb
             j = dof[i]
             free = pivoted[i] == 0
             th = j + (3 if free else 0)
-            if rod:
-                lk = lam[r0]
-                # row: sg [n^T, (r x n)^T]; force sg lk n at r
-                for a in range(3):
-                    f[a] = sg * lk * n[a]
-                q[0] = ro[1] * n[2] - ro[2] * n[1]
-                q[1] = ro[2] * n[0] - ro[0] * n[2]
-                q[2] = ro[0] * n[1] - ro[1] * n[0]
+            for q in range(n_rows):
+                lq = lam[r0 + q]
                 for a in range(3):
                     if free:
-                        S[cr, j + a] += sg * n[a]
-                        S[j + a, cr] += sg * n[a]
-                        rhs[j + a] += cond * f[a]
-                    S[cr, th + a] += sg * q[a]
-                    S[th + a, cr] += sg * q[a]
-                    rhs[th + a] += cond * sg * lk * q[a]
-            else:
-                # rows: sg [I, -hat(r)]; force sg lambda at r
-                for a in range(3):
-                    f[a] = sg * lam[r0 + a]
-                for a in range(3):
-                    if free:
-                        S[cr + a, j + a] += sg
-                        S[j + a, cr + a] += sg
-                        rhs[j + a] += cond * f[a]
-                # -hat(r)[a, b]
-                S[cr + 0, th + 1] += sg * ro[2]
-                S[cr + 0, th + 2] -= sg * ro[1]
-                S[cr + 1, th + 0] -= sg * ro[2]
-                S[cr + 1, th + 2] += sg * ro[0]
-                S[cr + 2, th + 0] += sg * ro[1]
-                S[cr + 2, th + 1] -= sg * ro[0]
-                S[th + 1, cr + 0] += sg * ro[2]
-                S[th + 2, cr + 0] -= sg * ro[1]
-                S[th + 0, cr + 1] -= sg * ro[2]
-                S[th + 2, cr + 1] += sg * ro[0]
-                S[th + 0, cr + 2] += sg * ro[1]
-                S[th + 1, cr + 2] -= sg * ro[0]
-                rhs[th + 0] += cond * (ro[1] * f[2] - ro[2] * f[1])
-                rhs[th + 1] += cond * (ro[2] * f[0] - ro[0] * f[2])
-                rhs[th + 2] += cond * (ro[0] * f[1] - ro[1] * f[0])
-            # moment stiffness of the reaction: d(r x f)/d(theta) = hat(f) hat(r)
-            for a in range(3):
-                for b in range(3):
-                    H[a, b] = 0.0
-            _cross_hat_into(f, ro, H, cond)
-            for a in range(3):
-                for b in range(3):
-                    S[th + a, th + b] += H[a, b]
-        if rod:
-            # stiffness of the rod's direction: d f_s = s_s s_t (lam/|d|) P d(d), P = I - n n^T
-            lk = lam[r0]
-            for s in range(2):
-                i = body[k, s]
-                if i < 0:
+                        S[cr + q, j + a] += B[q, a]
+                        S[j + a, cr + q] += B[q, a]
+                        rhs[j + a] += cond * B[q, a] * lq
+                    S[cr + q, th + a] += B[q, 3 + a]
+                    S[th + a, cr + q] += B[q, 3 + a]
+                    rhs[th + a] += cond * B[q, 3 + a] * lq
+            # stiffness of the reactions, rows of this side against the columns of both sides
+            for side2 in range(2):
+                i2 = body[k, side2]
+                if i2 < 0:
                     continue
-                ro = ra if s == 0 else rb
-                j = dof[i]
-                free_i = pivoted[i] == 0
-                th = j + (3 if free_i else 0)
-                for t in range(2):
-                    jb = body[k, t]
-                    if jb < 0:
+                j2 = dof[i2]
+                free2 = pivoted[i2] == 0
+                for a in range(6):
+                    if a < 3 and not free:
                         continue
-                    sc = (1.0 if s == t else -1.0) * cond * lk / dist
-                    rt = ra if t == 0 else rb
-                    jj = dof[jb]
-                    free_j = pivoted[jb] == 0
-                    tt = jj + (3 if free_j else 0)
-                    for a in range(3):
-                        for b in range(3):
-                            A[a, b] = sc * ((1.0 if a == b else 0.0) - n[a] * n[b])
-                    # B3 = -A hat(rt): column b of hat(rt) is rt x e_b
-                    for a in range(3):
-                        B3[a, 0] = -(A[a, 1] * rt[2] - A[a, 2] * rt[1])
-                        B3[a, 1] = -(A[a, 2] * rt[0] - A[a, 0] * rt[2])
-                        B3[a, 2] = -(A[a, 0] * rt[1] - A[a, 1] * rt[0])
-                    for a in range(3):
-                        for b in range(3):
-                            if free_i:
-                                if free_j:
-                                    S[j + a, jj + b] += A[a, b]
-                                S[j + a, tt + b] += B3[a, b]
-                    # torque rows: hat(ro) A and hat(ro) B3
-                    for b in range(3):
-                        if free_j:
-                            S[th + 0, jj + b] += ro[1] * A[2, b] - ro[2] * A[1, b]
-                            S[th + 1, jj + b] += ro[2] * A[0, b] - ro[0] * A[2, b]
-                            S[th + 2, jj + b] += ro[0] * A[1, b] - ro[1] * A[0, b]
-                        S[th + 0, tt + b] += ro[1] * B3[2, b] - ro[2] * B3[1, b]
-                        S[th + 1, tt + b] += ro[2] * B3[0, b] - ro[0] * B3[2, b]
-                        S[th + 2, tt + b] += ro[0] * B3[1, b] - ro[1] * B3[0, b]
+                    ra_ = j + a if free else j + a - 3
+                    for b in range(6):
+                        if b < 3 and not free2:
+                            continue
+                        cb_ = j2 + b if free2 else j2 + b - 3
+                        S[ra_, cb_] += cond * Kc[6 * side + a, 6 * side2 + b]
     # 3. rotation columns: spatial increment = T^T (h d dq) = J_l (h d dq)
     for i in bodies:
         _left_jacobian_into(h, dq, i, Jl)
@@ -531,8 +455,16 @@ def _coupled(model, coef, h, atol, rtol, dof, nd, x0, R0, x, R, v, W, V, vd, lam
                 S[j + a, j + b] += cond * (bp * rho_b[i, a, b] + gp * G_b[i, a, b])
     for a in range(nt):
         rhs[a] = -rhs[a]
-    if not lu_solve_inplace(S, rhs, 1e-13):
-        return -1.0
+    for a in range(nt):
+        rhs_copy[a] = rhs[a]
+        for b in range(nt):
+            S_copy[a, b] = S[a, b]
+    if not lu_solve_inplace(S, rhs, 1e-13):  # (scaled by beta h^2: constraint rows are O(1), inertia O(1))
+        # redundant constraints (a closed loop): the minimum-norm increment
+        for a in range(nt):
+            rhs[a] = rhs_copy[a]
+        if not solve_min_norm(S_copy, rhs, 1e-12):
+            return -1.0
     # error measure (before the update), then the update
     s = 0.0
     for i in bodies:
@@ -720,40 +652,37 @@ def consistent_accelerations(system, state, t=0.0):
         A[j : j + 3, j : j + 3] = rho[i]
         b[j : j + 3] = torque[i]
     cons = model.constraints
-    kind, body, point, row = cons.kind, cons.body, cons.point, cons.row
-    for k in range(kind.shape[0]):
-        ends, rel = [], np.zeros(3)  # rel: relative velocity of the end points
-        acc_free = np.zeros(3)  # the part of the relative acceleration without vd
-        gap = np.zeros(3)
-        for s in range(2):
-            i, sg = body[k, s], (1.0 if s == 0 else -1.0)
-            if i < 0:
-                gap += sg * point[k, s]
-                continue
-            r = R[i] @ point[k, s]
-            gap += sg * (x[i] + r)
-            rel += sg * (v[i] + np.cross(omega[i], r))
-            acc_free += sg * np.cross(omega[i], np.cross(omega[i], r))
-            ends.append((i, sg, r))
-        rows = range(row[k], row[k + 1])
-        if kind[k] == KIND_ROD:
-            dist = np.linalg.norm(gap)
-            nvec = gap / dist
-            dirs = nvec[None, :]
-            rhs = [-(nvec @ acc_free) - (rel @ rel - (nvec @ rel) ** 2) / dist]
-        else:
-            dirs = np.eye(3)
-            rhs = -acc_free
-        for q, rr in enumerate(rows):
-            b[nd + rr] = rhs[q]
-            for i, sg, r in ends:
+    xa, Ra, xb, Rb = np.empty(3), np.empty((3, 3)), np.empty(3), np.empty((3, 3))
+    Ba, Bb, cs, gam = np.zeros((6, 6)), np.zeros((6, 6)), np.zeros((8, 3)), np.zeros(m)
+    zero = np.zeros(3)
+    with quiet():
+        for k in range(cons.kind.shape[0]):
+            ia, ib = cons.body[k]
+            pose_into(x, R, ia, xa, Ra)
+            pose_into(x, R, ib, xb, Rb)
+            va, wa = (v[ia], omega[ia]) if ia >= 0 else (zero, zero)
+            vb, wb = (v[ib], omega[ib]) if ib >= 0 else (zero, zero)
+            r0, r1 = cons.row[k], cons.row[k + 1]
+            kind_gradient(cons.kind[k], cons.data, k, xa, Ra, xb, Rb, Ba, Bb, cs)
+            kind_velocity_product(cons.kind[k], cons.data, k, xa, Ra, np.ascontiguousarray(va), np.ascontiguousarray(wa),
+                                  xb, Rb, np.ascontiguousarray(vb), np.ascontiguousarray(wb), gam, r0, cs)
+            b[nd + r0: nd + r1] = -gam[r0:r1]  # B vd = -gamma
+            for i, B in ((ia, Ba), (ib, Bb)):
+                if i < 0:
+                    continue
                 j = dof[i]
                 if not pivoted[i]:
-                    A[nd + rr, j : j + 3] = A[nd + rr, j : j + 3] + sg * dirs[q]
+                    A[nd + r0: nd + r1, j: j + 3] += B[: r1 - r0, :3]
                     j += 3
-                A[nd + rr, j : j + 3] = A[nd + rr, j : j + 3] + sg * np.cross(r, dirs[q])
+                A[nd + r0: nd + r1, j: j + 3] += B[: r1 - r0, 3:]
     A[:nd, nd:] = A[nd:, :nd].T
-    sol = np.linalg.solve(A, b)
+    if not (np.all(np.isfinite(A)) and np.all(np.isfinite(b))):
+        raise InputError("system", "the initial accelerations overflow: give masses, inertias and velocities of "
+                                   "moderate size")
+    if np.linalg.cond(A) < 1e12:
+        sol = np.linalg.solve(A, b)
+    else:  # redundant constraints (a closed loop): the minimum-norm multipliers
+        sol = np.linalg.lstsq(A, b, rcond=1e-12)[0]
     for i in bodies:
         j = dof[i]
         if not pivoted[i]:

@@ -26,9 +26,10 @@ from typing import Callable, Sequence
 import numpy as np
 
 from . import so3
-from ._constraints import pack_constraints, residuals_into
+from ._constraints import residuals_into
 from ._data import LOAD_SIGNATURE, POTENTIAL_SIGNATURE, Bodies, Model, pack_loads
-from ._jit import jit_enabled, njit_signature
+from ._jit import jit_enabled, njit_signature, quiet
+from .constraints import Constraint, FixedJoint, RevoluteJoint, Rod, SphericalJoint, kind_names, pack_constraints
 from ._errors import InputError
 from ._errors import short_repr as _short  # errors are one line
 
@@ -41,8 +42,6 @@ __all__ = [
     "CompiledLoad",
     "compiled_load",
     "compiled_potential",
-    "SphericalJoint",
-    "Rod",
     "System",
     "box_inertia",
 ]
@@ -393,122 +392,6 @@ def _compiled_for(fn, signature) -> bool:
 
 
 # --------------------------------------------------------------------------
-# constraints
-# --------------------------------------------------------------------------
-def _point_terms(x, R, i, p_body):
-    """World point of body ``i`` and its Jacobian w.r.t. (v_i, omega_body_i)."""
-    Rp = R[i] @ p_body
-    # d/dt (x + R p) = v + R (W x p) = v - R hat(p) W
-    return x[i] + Rp, np.eye(3), -R[i] @ so3.hat(p_body)
-
-
-class _TwoPoint:
-    """Shared geometry of a constraint between a body point and a point of
-    another body (``other``) or a fixed world point."""
-
-    n_eq: int
-
-    def _resolve(self, index: dict, where: str):
-        if self.body not in index:
-            raise InputError(f"{where}.body", f"unknown body {self.body!r}; bodies are {sorted(index)}")
-        if self.other is not None and self.other not in index:
-            raise InputError(f"{where}.other", f"unknown body {self.other!r}; bodies are {sorted(index)}")
-        if self.other == self.body:
-            raise InputError(f"{where}.other", "must differ from body")
-        object.__setattr__(self, "_i", index[self.body])
-        object.__setattr__(self, "_j", index[self.other] if self.other is not None else -1)
-
-    def _gap(self, x, R):
-        pa, Ja_v, Ja_w = _point_terms(x, R, self._i, self.point_body)
-        if self._j >= 0:
-            pb, Jb_v, Jb_w = _point_terms(x, R, self._j, self.other_point)
-        else:
-            pb, Jb_v, Jb_w = self.other_point, None, None
-        return pa - pb, (Ja_v, Ja_w, Jb_v, Jb_w)
-
-    def _scatter(self, rows, blocks, n_bodies):
-        """Place (m x 3) blocks into an (m x 6N) Jacobian over (v_k, omega_body_k)."""
-        Ja_v, Ja_w, Jb_v, Jb_w = blocks
-        H = np.zeros((rows.shape[0], 6 * n_bodies))
-        i, j = self._i, self._j
-        H[:, 6 * i : 6 * i + 3] += rows @ Ja_v
-        H[:, 6 * i + 3 : 6 * i + 6] += rows @ Ja_w
-        if j >= 0:
-            H[:, 6 * j : 6 * j + 3] -= rows @ Jb_v
-            H[:, 6 * j + 3 : 6 * j + 6] -= rows @ Jb_w
-        return H
-
-
-@dataclass(frozen=True, eq=False)
-class SphericalJoint(_TwoPoint):
-    """A body point kept at a fixed world point or at a point of ``other``.
-
-    Residual (3 equations): ``(x_a + R_a p_a) - (x_b + R_b p_b)``, or minus the
-    world point ``other_point`` when ``other`` is None. With ``other_point``
-    omitted the joint holds the points where they are at t = 0.
-    """
-
-    body: str
-    point_body: np.ndarray = field(default_factory=lambda: np.zeros(3))
-    other: str | None = None
-    other_point: np.ndarray | None = None
-    kind = "spherical"
-    n_eq = 3
-
-    def __post_init__(self):
-        object.__setattr__(self, "point_body", _finite_array(self.point_body, (3,), "constraint.spherical.point_body"))
-        if self.other_point is not None:
-            object.__setattr__(self, "other_point", _finite_array(self.other_point, (3,), "constraint.spherical.other_point"))
-
-    def residual(self, x, R) -> np.ndarray:
-        """Position-level residual, shape (3,)."""
-        return self._gap(x, R)[0]
-
-    def jacobian(self, x, R) -> np.ndarray:
-        """Jacobian of the residual rate w.r.t. (v_k, omega_body_k), shape (3, 6N)."""
-        _, blocks = self._gap(x, R)
-        return self._scatter(np.eye(3), blocks, x.shape[0])
-
-
-@dataclass(frozen=True, eq=False)
-class Rod(_TwoPoint):
-    """A massless rigid rod of fixed ``length`` between two points.
-
-    Residual (1 equation): ``|(x_a + R_a p_a) - (x_b + R_b p_b)| - length``.
-    ``other_point`` is the world point of the fixed end when ``other`` is
-    None (then required), else a point of ``other`` in its body frame
-    (default: its origin). ``length`` defaults to the distance at t = 0.
-    """
-
-    body: str
-    point_body: np.ndarray = field(default_factory=lambda: np.zeros(3))
-    other: str | None = None
-    other_point: np.ndarray | None = None
-    length: float | None = None
-    kind = "rod"
-    n_eq = 1
-
-    def __post_init__(self):
-        object.__setattr__(self, "point_body", _finite_array(self.point_body, (3,), "constraint.rod.point_body"))
-        if self.other_point is not None:
-            object.__setattr__(self, "other_point", _finite_array(self.other_point, (3,), "constraint.rod.other_point"))
-        if self.length is not None:
-            object.__setattr__(self, "length", _positive(self.length, "constraint.rod.length"))
-
-    def residual(self, x, R) -> np.ndarray:
-        """Length error, shape (1,)."""
-        d = self._gap(x, R)[0]
-        return np.array([np.linalg.norm(d) - self.length])
-
-    def jacobian(self, x, R) -> np.ndarray:
-        """Jacobian of the length rate w.r.t. (v_k, omega_body_k), shape (1, 6N)."""
-        d, blocks = self._gap(x, R)
-        with np.errstate(invalid="ignore", divide="ignore"):  # coincident ends: refused by the caller's rank check
-            n = d / np.linalg.norm(d)
-        return self._scatter(n[None, :], blocks, x.shape[0])
-
-
-# --------------------------------------------------------------------------
 # the system
 # --------------------------------------------------------------------------
 class System:
@@ -518,7 +401,7 @@ class System:
     ----------
     bodies : sequence of RigidBody
     loads : sequence of ConstantForce, ConstantTorque, PointForce, CompiledLoad or LoadCallback
-    constraints : sequence of SphericalJoint or Rod
+    constraints : sequence of SphericalJoint, Rod, RevoluteJoint or FixedJoint
     gravity : array_like, (3,)
         Uniform gravitational acceleration (world).
 
@@ -550,7 +433,7 @@ class System:
         self.loads = tuple(loads)
         # Copies: resolving fills in anchors and lengths from this system's
         # initial state, which must not leak into a constraint reused elsewhere.
-        self.constraints = tuple(dataclasses.replace(c) if isinstance(c, (SphericalJoint, Rod)) else c for c in constraints)
+        self.constraints = tuple(dataclasses.replace(c) if isinstance(c, Constraint) else c for c in constraints)
         for k, ld in enumerate(self.loads):
             if not isinstance(ld, (ConstantForce, ConstantTorque, PointForce, LoadCallback, CompiledLoad)):
                 raise InputError(f"load[{k}]", f"unsupported load type {type(ld).__name__}")
@@ -559,25 +442,10 @@ class System:
         R0 = np.array([b.R_world_body for b in self.bodies])
         origins = np.array([b.pivot if b.pivoted else b.position for b in self.bodies])
         for k, c in enumerate(self.constraints):
-            if not isinstance(c, (SphericalJoint, Rod)):
-                raise InputError(f"constraint[{k}]", f"unsupported constraint type {type(c).__name__}")
-            c._resolve(self.index, f"constraint[{k}]")
-            if c.other_point is None and isinstance(c, Rod):
-                if c.other is None:
-                    raise InputError(f"constraint[{k}].other_point", "a rod to the world needs the world point of its fixed end")
-                # A rod's far end defaults to the other body's origin.
-                object.__setattr__(c, "other_point", np.zeros(3))
-            if c.other_point is None:
-                # Hold the points where they are at t = 0.
-                pa = origins[c._i] + R0[c._i] @ c.point_body
-                other = pa if c.other is None else R0[c._j].T @ (pa - origins[c._j])
-                object.__setattr__(c, "other_point", other)
-            if isinstance(c, Rod) and c.length is None:
-                d = c._gap(origins, R0)[0]
-                # Ends that coincide up to round-off of the positions give no length.
-                if np.linalg.norm(d) <= 1e-9 * (1.0 + np.max(np.abs(origins))):
-                    raise InputError(f"constraint[{k}].length", "the rod's end points coincide at t = 0: give a length > 0")
-                object.__setattr__(c, "length", float(np.linalg.norm(d)))
+            if not isinstance(c, Constraint):
+                raise InputError(f"constraint[{k}]", f"unsupported constraint type {type(c).__name__}; "
+                                                     f"the kinds are {', '.join(kind_names())}")
+            c._resolve(self.index, f"constraint[{k}]", origins, R0)
         self.callbacks = tuple(ld for ld in self.loads if isinstance(ld, LoadCallback))
         self.model = self._pack()
         if self.constraints:
@@ -589,35 +457,35 @@ class System:
     INITIAL_TOL = 1e-6
 
     def _check_constraints(self, x, R):
-        """Refuse initial states off the constraints, and redundant constraints."""
+        """Refuse initial states off the constraints, and constraints without a direction.
+
+        Redundant constraints (the rows of a closed loop that repeat each other) are allowed:
+        the solvers take the minimum-norm reactions.
+        """
         for k, c in enumerate(self.constraints):
-            r = c.residual(x, R)
-            pa = x[c._i] + R[c._i] @ c.point_body
-            size = 1.0 + float(np.max(np.abs(pa))) + (c.length if isinstance(c, Rod) else 0.0)
+            with quiet():
+                r = c.residual(x, R)
+                Ba, Bb = c.gradient(x, R)
+            size = c.size(x, R)
+            if not np.all(np.isfinite(r)) or not np.all(np.isfinite(Ba)) or not np.all(np.isfinite(Bb)):
+                raise InputError(f"constraint[{k}]", f"the {c.kind} constraint is not finite at t = 0 "
+                                                     "(coincident or extreme points)")
             if np.max(np.abs(r)) > self.INITIAL_TOL * size:
                 fld = "length" if isinstance(c, Rod) else "other_point"
                 raise InputError(
                     f"constraint[{k}].{fld}",
-                    f"the initial state violates this {c.kind} constraint by {np.max(np.abs(r)):.3g} m "
+                    f"the initial state violates this {c.kind} constraint by {np.max(np.abs(r)):.3g} "
                     f"(allowed {self.INITIAL_TOL:g} x {size:.3g}); place the bodies on it",
                 )
-        # Only the velocity components a body has: a pivoted body does not translate.
-        H = self.constraint_jacobian(x, R)
-        keep = [6 * i + a for i, b in enumerate(self.bodies) for a in range(6) if a >= 3 or not b.pivoted]
-        H = H[:, keep]
-        try:
-            sv = np.linalg.svd(H, compute_uv=False)
-        except np.linalg.LinAlgError:
-            raise InputError("constraint", "the constraint directions at t = 0 are not finite (coincident or "
-                                           "extreme points)") from None
-        rank = int(np.sum(sv > 1e-9 * sv[0])) if sv.size and sv[0] > 0 else 0
-        if rank < H.shape[0]:
-            raise InputError(
-                "constraint",
-                f"the constraints are redundant or degenerate at t = 0: {H.shape[0]} equations but only {rank} "
-                "independent ones (for example two joints on the same point, or a rod along a pivoted body's axis "
-                "through its pivot); remove the redundant ones",
-            )
+            # a row that no degree of freedom of its bodies can change (a rod along a pivoted body's
+            # axis through its pivot, or whose ends meet) cannot be held; rows that repeat others
+            # (a closed loop) can: the solvers take the minimum-norm reactions
+            H = c.jacobian(x, R)
+            keep = [6 * i + a for i, b in enumerate(self.bodies) for a in range(6) if a >= 3 or not b.pivoted]
+            if np.any(np.max(np.abs(H[:, keep]), axis=1) <= 1e-12 * size):
+                raise InputError(f"constraint[{k}]", f"this {c.kind} constraint cannot act on its bodies at t = 0 "
+                                                     "(a rod whose ends coincide, or along a pivoted body's axis "
+                                                     "through its pivot); move its points")
 
     @property
     def n_bodies(self) -> int:
@@ -662,12 +530,14 @@ class System:
 
     def constraint_residuals(self, x, R) -> np.ndarray:
         """All position-level residuals at body origins ``x`` and rotations ``R``."""
-        m = sum(c.n_eq for c in self.constraints)
+        m = self.n_constraint_rows
         g = np.zeros(m)
         if m:
             x = np.ascontiguousarray(x, dtype=float)
             R = np.ascontiguousarray(R, dtype=float)
-            residuals_into(self.model, x, R, g, np.empty(m), np.empty(3), np.empty(3), np.empty(3))
+            with quiet():
+                residuals_into(self.model.constraints, x, R, g, np.empty(m), np.empty(3), np.empty((3, 3)),
+                               np.empty(3), np.empty((3, 3)), np.empty((8, 3)))
         return g
 
     def constraint_jacobian(self, x, R) -> np.ndarray:

@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._constraints import KIND_ROD, gap_into, lu_solve_inplace, residuals_into
+from ._constraints import gradient_into, lu_solve_inplace, residuals_into, solve_min_norm
 from ._data import body_loads_into, user_loads_into
 from ._driver import count_iterations, monitor, record, record_due, start
 from ._jit import njit, njit_inline
@@ -80,7 +80,15 @@ class RigParams(NamedTuple):
 
 
 class RigWork(NamedTuple):
-    """Scratch of a run: one body's (``*1``), the phases' (leading body axis) and the solver's."""
+    """Scratch of a run: one body's (``*1``), and the constraint solve's.
+
+    The solve keeps, for the constrained bodies (local numbers ``local[i]`` of body ``i``),
+    their half step (``x_half``, ``R_half``, ``E`` by body number), their free velocities and
+    impulse (``v_free``, ``W1_free``, ``A_free``), the gradient at the mid and the end
+    configuration (``B_mid``, ``B_end``, m x 6 nc), the sensitivity of the end configuration to
+    a generalized impulse (``trans_sens`` per body, ``rot_sens`` (nc, 3, 3)), and the Newton
+    system (``Z``, ``K``, ``g``, ``floor``, ``delta``).
+    """
 
     x1: np.ndarray
     R1: np.ndarray
@@ -97,51 +105,57 @@ class RigWork(NamedTuple):
     T1: np.ndarray
     Jr: np.ndarray
     M: np.ndarray
+    Q: np.ndarray
     a: np.ndarray
     b: np.ndarray
     c: np.ndarray
     Om: np.ndarray
+    L: np.ndarray
     loads: np.ndarray
+    local: np.ndarray
     E: np.ndarray
     R_half: np.ndarray
     x_half: np.ndarray
-    W1: np.ndarray
-    A: np.ndarray
-    F: np.ndarray
-    T: np.ndarray
     v_free: np.ndarray
     W1_free: np.ndarray
     A_free: np.ndarray
-    rf: np.ndarray
-    rtau: np.ndarray
-    rdv: np.ndarray
+    B_mid: np.ndarray
+    B_end: np.ndarray
+    Z: np.ndarray
+    trans_sens: np.ndarray
+    rot_sens: np.ndarray
+    K: np.ndarray
     g: np.ndarray
     floor: np.ndarray
-    K: np.ndarray
-    Q: np.ndarray
-    pa: np.ndarray
-    pb: np.ndarray
-    d: np.ndarray
-    u: np.ndarray
-    w: np.ndarray
-    dpa: np.ndarray
-    dpb: np.ndarray
+    delta: np.ndarray
+    xa: np.ndarray
+    Ra: np.ndarray
+    xb: np.ndarray
+    Rb: np.ndarray
+    s: np.ndarray
+    Ba: np.ndarray
+    Bb: np.ndarray
 
 
-def make_work(n_bodies: int, n_rows: int) -> RigWork:
-    """Scratch for a system of ``n_bodies`` with ``n_rows`` constraint rows."""
-    nb = n_bodies if n_rows else 0  # the phases serve the constrained bodies only
+def make_work(model, n_rows: int) -> RigWork:
+    """Scratch for ``model`` with ``n_rows`` constraint rows."""
+    nb = model.bodies.mass.shape[0]
+    c_bodies = model.constraints.c_bodies
+    nc = c_bodies.shape[0]
+    local = np.full(nb, -1, dtype=np.int64)
+    local[c_bodies] = np.arange(nc)
+    m3 = lambda: np.empty((3, 3))  # noqa: E731
     v3 = lambda: np.empty(3)  # noqa: E731
+    nbc = nb if n_rows else 0  # by body number, for the constrained bodies only
     return RigWork(
-        v3(), np.empty((3, 3)), v3(), v3(), np.empty((3, 3)), np.empty((3, 3)),
-        np.empty((3, 3)), np.empty((3, 3)), v3(), v3(), v3(), v3(), v3(), np.empty((3, 3)), np.empty((3, 3)),
-        v3(), v3(), v3(), v3(), np.empty((4, 3)),
-        np.empty((nb, 3, 3)), np.empty((nb, 3, 3)), np.empty((nb, 3)), np.empty((nb, 3)), np.empty((nb, 3)),
-        np.empty((nb, 3)), np.empty((nb, 3)),
-        np.empty((nb, 3)), np.empty((nb, 3)), np.empty((nb, 3)),
-        np.empty((n_rows, 3)), np.empty((n_rows, 2, 3)), np.empty((n_rows, 2, 3)), np.empty(n_rows), np.empty(n_rows),
-        np.empty((n_rows, n_rows)), np.empty((nb, 3, 3)),
-        v3(), v3(), v3(), v3(), v3(), v3(), v3(),
+        v3(), m3(), v3(), v3(), m3(), m3(), m3(), m3(), v3(), v3(), v3(), v3(), v3(), m3(), m3(), m3(),
+        v3(), v3(), v3(), v3(), np.empty(6), np.empty((4, 3)), local,
+        np.empty((nbc, 3, 3)), np.empty((nbc, 3, 3)), np.empty((nbc, 3)),
+        np.empty((nc, 3)), np.empty((nc, 3)), np.empty((nc, 3)),
+        np.zeros((n_rows, 6 * nc)), np.zeros((n_rows, 6 * nc)), np.zeros((n_rows, 6 * nc)),
+        np.zeros(nc), np.zeros((nc, 3, 3)),
+        np.empty((n_rows, n_rows)), np.empty(n_rows), np.empty(n_rows), np.empty(n_rows),
+        v3(), m3(), v3(), m3(), np.empty((8, 3)), np.empty((6, 6)), np.empty((6, 6)),
     )
 
 
@@ -319,23 +333,21 @@ def copy_out(i, x1, R1, v1, W1, x, R, v, W):
 
 # -- constraints -------------------------------------------------------------
 #
-# Position level, as Solfec's rod: the reactions are impulses P (one per
-# residual row) applied at the mid-step configuration, along fixed world
-# directions f_r there (the gap's axes for a joint, the rod's direction for a
-# rod). They enter the free velocity and the impulse A,
-#     v = v_free + M^-1 f P,  W1 = W1_free + J^-1 tau,  A = A_free + tau,
-# tau = p × (R_half^T f P) the body torque of the impulse, so the solver sees
-# Solfec's linear velocity-reaction map. P is chosen so that the *end-of-step*
-# configuration, computed by the scheme's own update, satisfies every
-# residual: g(P) = 0, solved by Newton's method. The derivative of an end
-# point x + R_half exp(h/2 hat(Om)) p with respect to a body torque impulse is
-#     -(h/2) R_end (p × (J_r(h/2 Om) C tau)),
-# with C = dOm/dtau: J^-1 for RIG_POS and RIG_NEG (the rotation uses W1) and
-# M^-1 E^T for RIG_IMP (the derivative of its implicit equation, see
-# _newton_imp), so the iteration converges quadratically.
+# Position level, as Solfec's rod: the reactions are impulses P (one per residual row) applied
+# at the mid-step configuration, along the rows of the constraint gradient B there; a body
+# receives the generalized impulse B_mid^T P (world force and moment), which enters its free
+# velocity and impulse,
+#     v = v_free + (1/m) B_t^T P,  W1 = W1_free + J^-1 tau,  A = A_free + tau,  tau = R_half^T B_r^T P,
+# so the solver sees Solfec's linear velocity-reaction map. P is chosen so that the *end-of-step*
+# configuration, computed by the scheme's own update, satisfies every residual: g(P) = 0, by
+# Newton's method with the exact derivative of the update,
+#     dg/dP = B_end D B_mid^T,  D = diag((h/2)/m I, (h/2) R_end J_r(h/2 W_rot) C R_half^T) per body,
+# C = dW_rot/dtau: J^-1 for RIG_POS and RIG_NEG (the rotation uses W1) and M^-1 E^T for RIG_IMP
+# (the derivative of its implicit equation, see _newton_imp). Nothing here knows a constraint
+# kind: the residuals and gradients come through rbdyn._constraints.
 
 
-@njit_inline
+@njit
 def _rotation_sensitivity(variant, J, J_inv, W_rot, h, E, Q, Jr, M, col):
     """``Q = J_r(h/2 W_rot) C`` for one body (see the comment above).
 
@@ -364,182 +376,81 @@ def _rotation_sensitivity(variant, J, J_inv, W_rot, h, E, Q, Jr, M, col):
             Q[r, k] = Jr[r, 0] * col[0] + Jr[r, 1] * col[1] + Jr[r, 2] * col[2]
 
 
-@njit_inline
-def _reaction_directions(model, x_half, R_half, rf, rtau, rdv, pa, pb, d):
-    """Row directions ``rf`` (world) at the mid configuration and, per row and
-    side, the body torque ``rtau`` and velocity change ``rdv`` of a unit
-    impulse. Returns False if a rod's ends coincide (no direction)."""
-    mass, pivoted = model.bodies.mass, model.bodies.pivoted
-    cons = model.constraints
-    kind, body, point, row = cons.kind, cons.body, cons.point, cons.row
-    for k in range(kind.shape[0]):
-        dist = gap_into(model, x_half, R_half, k, pa, pb, d)
-        r0 = row[k]
-        if kind[k] == KIND_ROD:
-            if not dist > 0.0:
-                return False
-            for r in range(3):
-                rf[r0, r] = d[r] / dist
-        else:
-            for q in range(3):
-                for r in range(3):
-                    rf[r0 + q, r] = 1.0 if q == r else 0.0
-        for rr in range(r0, row[k + 1]):
-            f = rf[rr]
-            for s in range(2):
-                i = body[k, s]
-                sign = 1.0 if s == 0 else -1.0
-                if i < 0:
-                    for r in range(3):
-                        rtau[rr, s, r] = 0.0
-                        rdv[rr, s, r] = 0.0
-                    continue
-                rmatvec_into(R_half[i], f, pa)
-                cross_into(point[k, s], pa, pb)
-                inv_m = 0.0 if pivoted[i] != 0 else 1.0 / mass[i]
-                for r in range(3):
-                    rtau[rr, s, r] = sign * pb[r]
-                    rdv[rr, s, r] = sign * inv_m * f[r]
-    return True
-
-
-@njit_inline
-def _apply_impulses(model, P, v_free, W1_free, A_free, v, W1, A, rtau, rdv, tau):
-    """Velocities and impulses of the constrained bodies for reactions ``P``."""
-    J_inv = model.bodies.inertia_inv
-    cons = model.constraints
-    kind, body, row, c_bodies = cons.kind, cons.body, cons.row, cons.c_bodies
-    for i in c_bodies:
-        for r in range(3):
-            v[i, r] = v_free[i, r]
-            A[i, r] = A_free[i, r]
-            W1[i, r] = W1_free[i, r]
-    for k in range(kind.shape[0]):
-        for rr in range(row[k], row[k + 1]):
-            Pr = P[rr]
-            for s in range(2):
-                i = body[k, s]
-                if i < 0:
-                    continue
-                for r in range(3):
-                    v[i, r] += rdv[rr, s, r] * Pr
-                    tau[r] = rtau[rr, s, r] * Pr
-                    A[i, r] += tau[r]
-                Ji = J_inv[i]
-                for r in range(3):
-                    W1[i, r] += Ji[r, 0] * tau[0] + Ji[r, 1] * tau[1] + Ji[r, 2] * tau[2]
-
-
-@njit_inline
-def _end_point_derivative(model, R, Q, h, k, s, rc, rtau, rdv, out, u, w):
-    """``out = d p_s / d P_rc`` for side ``s`` of constraint ``k`` (0 if unrelated)."""
-    body, point, row_of = model.constraints.body, model.constraints.point, model.constraints.row
-    out[0] = out[1] = out[2] = 0.0
-    i = body[k, s]
-    if i < 0:
-        return
-    # the constraint that row rc belongs to
-    kc = 0
-    while row_of[kc + 1] <= rc:
-        kc += 1
-    half = 0.5 * h
-    p = point[k, s]
-    for sc in range(2):
-        if body[kc, sc] != i:
-            continue
-        # -(h/2) R_end (p × (Q tau)) + (h/2) dv
-        matvec_into(Q[i], rtau[rc, sc], u)
-        cross_into(p, u, w)
-        matvec_into(R[i], w, u)
-        for r in range(3):
-            out[r] += half * (rdv[rc, sc, r] - u[r])
-
-
-@njit_inline
-def _solve_constraints(model, variant, x, R, v, W, h, tol, max_iter, ctol, cmax, P, wk):
-    """Position-level reactions for one step; the constrained bodies end updated.
-
-    On entry ``wk.x_half``, ``wk.R_half``, ``wk.W1``, ``wk.A`` and ``v`` hold
-    the constrained bodies' half step and free velocities. Returns
-    ``(status, iterations)``: the Newton iterations of the constraint solve
-    plus those of RIG_IMP's rate equations.
-    """
-    bodies, cons = model.bodies, model.constraints
-    J, J_inv, pivoted = bodies.inertia, bodies.inertia_inv, bodies.pivoted
-    kind, row, c_bodies = cons.kind, cons.row, cons.c_bodies
-    x_half, R_half, W1, A = wk.x_half, wk.R_half, wk.W1, wk.A
-    rtau, rdv, g, K, Q = wk.rtau, wk.rdv, wk.g, wk.K, wk.Q
-    pa, pb, d, u, w, dpa, dpb = wk.pa, wk.pb, wk.d, wk.u, wk.w, wk.dpa, wk.dpb
-    nr = P.shape[0]
-    for i in c_bodies:
-        for r in range(3):
-            wk.v_free[i, r] = v[i, r]
-            wk.W1_free[i, r] = W1[i, r]
-            wk.A_free[i, r] = A[i, r]
-    if not _reaction_directions(model, x_half, R_half, wk.rf, rtau, rdv, pa, pb, d):
-        return STATUS_SINGULAR, 0
-    iters = 0
-    for it in range(cmax + 1):
-        _apply_impulses(model, P, wk.v_free, wk.W1_free, wk.A_free, v, W1, A, rtau, rdv, wk.a)
-        for i in c_bodies:
-            n_it = _update(J[i], J_inv[i], pivoted[i], variant, x[i], R[i], v[i], W[i], x_half[i], R_half[i], W1[i],
-                           A[i], h, tol, max_iter, wk.E1, wk.Jr, wk.M, wk.a, wk.c)
-            if n_it < 0:
-                return (STATUS_NEWTON if n_it == -1 else STATUS_NONFINITE), iters
-            iters += n_it
-            _rotation_sensitivity(variant, J[i], J_inv[i], W1[i] if variant != _IMP else W[i], h, wk.E1, Q[i], wk.Jr,
-                                  wk.M, wk.a)
-        residuals_into(model, x, R, g, wk.floor, pa, pb, d)
-        done = True
-        for r in range(nr):
-            if not np.isfinite(g[r]):
-                return STATUS_NONFINITE, iters
-            if abs(g[r]) > max(ctol, wk.floor[r]):
-                done = False
-        if done:
-            return STATUS_OK, iters
-        if it == cmax:
-            break
-        iters += 1
-        # K[r, c] = d g_r / d P_c at the current end configuration
-        for k in range(kind.shape[0]):
-            dist = gap_into(model, x, R, k, pa, pb, d)
-            for c in range(nr):
-                _end_point_derivative(model, R, Q, h, k, 0, c, rtau, rdv, dpa, u, w)
-                _end_point_derivative(model, R, Q, h, k, 1, c, rtau, rdv, dpb, u, w)
-                if kind[k] == KIND_ROD:
-                    K[row[k], c] = ((dpa[0] - dpb[0]) * d[0] + (dpa[1] - dpb[1]) * d[1] + (dpa[2] - dpb[2]) * d[2]) / dist
-                else:
-                    for q in range(3):
-                        K[row[k] + q, c] = dpa[q] - dpb[q]
-        for r in range(nr):
-            g[r] = -g[r]
-        if not lu_solve_inplace(K, g, 1e-12):
-            return STATUS_SINGULAR, iters
-        for r in range(nr):
-            P[r] += g[r]
-    return STATUS_CONSTRAINT, iters
+@njit
+def _reaction_on_body(B, j, P, L):
+    """``L = B[:, 6j:6j+6]^T P``: the generalized impulse (world force, world moment) of body ``j``."""
+    for c in range(6):
+        acc = 0.0
+        for r in range(B.shape[0]):
+            acc += B[r, 6 * j + c] * P[r]
+        L[c] = acc
 
 
 @njit
-def _constrained(model, variant, x, R, v, W, P, wk, tol, max_iter, ctol, cmax, user, t, h):
-    """Steps 1.-7. of the bodies in constraints: phase by phase, with the reactions between."""
-    bodies, cons = model.bodies, model.constraints
-    half = 0.5 * h
-    for i in cons.c_bodies:
-        p = bodies.pivoted[i]
-        _half_step(p, x[i], R[i], v[i], W[i], h, wk.E[i], wk.x_half[i], wk.R_half[i])
-        body_loads_into(model, i, t + half, wk.x_half[i], wk.R_half[i], v[i], W[i], wk.F[i], wk.T[i])
-        if user:
-            user_loads_into(model, i, t + half, wk.x_half[i], wk.R_half[i], v[i], W[i], wk.F[i], wk.T[i], wk.loads)
-        _free(bodies.mass[i], bodies.inertia[i], bodies.inertia_inv[i], p, wk.R_half[i], v[i], W[i], wk.F[i],
-              wk.T[i], wk.E[i], h, wk.W1[i], wk.A[i], wk.a, wk.b, wk.c)
-    status, iters = _solve_constraints(model, variant, x, R, v, W, h, tol, max_iter, ctol, cmax, P, wk)
-    if status == STATUS_OK:
-        for i in cons.c_bodies:
-            if not body_finite(x[i], R[i], v[i], W[i]):
-                return STATUS_NONFINITE, iters
-    return status, iters
+def _impulse_into(pivoted, inv_m, R_half, J_inv, L, v, W1, A, tau):
+    """Add the generalized impulse ``L`` to one body's velocity, free rate and impulse."""
+    if pivoted == 0:
+        for k in range(3):
+            v[k] += inv_m * L[k]
+    for k in range(3):  # body moment
+        tau[k] = R_half[0, k] * L[3] + R_half[1, k] * L[4] + R_half[2, k] * L[5]
+    for k in range(3):
+        W1[k] += J_inv[k, 0] * tau[0] + J_inv[k, 1] * tau[1] + J_inv[k, 2] * tau[2]
+        A[k] += tau[k]
+
+
+@njit
+def _world_sensitivity(R_end, Q, R_half, h, out, tmp):
+    """``out = (h/2) R_end Q R_half^T``: a world moment impulse at mid step to the end rotation."""
+    matmul_into(R_end, Q, tmp)
+    for r in range(3):
+        for c in range(3):
+            out[r, c] = 0.5 * h * (tmp[r, 0] * R_half[c, 0] + tmp[r, 1] * R_half[c, 1] + tmp[r, 2] * R_half[c, 2])
+
+
+@njit
+def _newton_matrix(B_mid, B_end, trans_sens, rot_sens, Z, K):
+    """``K = B_end D B_mid^T`` with ``D`` per body ``diag(trans_sens I, rot_sens)``, through ``Z = B_mid D^T``."""
+    m, n6 = B_mid.shape
+    for r in range(m):
+        for j in range(n6 // 6):
+            for c in range(3):
+                Z[r, 6 * j + c] = trans_sens[j] * B_mid[r, 6 * j + c]
+            for c in range(3):
+                Z[r, 6 * j + 3 + c] = (rot_sens[j, c, 0] * B_mid[r, 6 * j + 3] + rot_sens[j, c, 1] * B_mid[r, 6 * j + 4]
+                                       + rot_sens[j, c, 2] * B_mid[r, 6 * j + 5])
+    for r in range(m):
+        for c in range(m):
+            acc = 0.0
+            for q in range(n6):
+                acc += B_end[r, q] * Z[c, q]
+            K[r, c] = acc
+
+
+@njit
+def _load_phase(i, j, x_half, R_half, E, v_free, W1_free, A_free, x_half1, R_half1, E1, v1, W11, A1):
+    """Body ``i``'s (local ``j``) half step and free velocities into one body's scratch."""
+    for a in range(3):
+        x_half1[a] = x_half[i, a]
+        v1[a] = v_free[j, a]
+        W11[a] = W1_free[j, a]
+        A1[a] = A_free[j, a]
+        for b in range(3):
+            R_half1[a, b] = R_half[i, a, b]
+            E1[a, b] = E[i, a, b]
+
+
+@njit
+def _store_phase(i, j, x_half1, R_half1, E1, v1, W11, A1, x_half, R_half, E, v_free, W1_free, A_free):
+    """The converse of :func:`_load_phase`."""
+    for a in range(3):
+        x_half[i, a] = x_half1[a]
+        v_free[j, a] = v1[a]
+        W1_free[j, a] = W11[a]
+        A_free[j, a] = A1[a]
+        for b in range(3):
+            R_half[i, a, b] = R_half1[a, b]
+            E[i, a, b] = E1[a, b]
 
 
 @njit
@@ -548,9 +459,10 @@ def advance(model, state, work, params, t0, h, k0, k1, out, mon):
     driver; returns ``(status, k)`` with ``k`` the first step not completed (see
     :mod:`rbdyn._scheme`).
 
-    Every array is bound here, once per call, and the per-body helpers it inlines take
-    arrays only: numba counts references to a view or a struct bound inside the loop,
-    which would cost a small body more than its arithmetic.
+    Every array is bound here, once per call, and the helpers take arrays only: numba counts
+    references to a view or a struct bound inside the loop, or passed to a function that is not
+    a leaf, which would cost a small body more than its arithmetic. For the same reason the
+    constraint solve is written out here rather than in a function of its own.
     """
     if k0 == 0:
         code = start(model, state, out, mon)
@@ -558,24 +470,105 @@ def advance(model, state, work, params, t0, h, k0, k1, out, mon):
             return code, 0
     x, R, v, W, P = state.x, state.R, state.v, state.W, state.P
     mass, J, J_inv, pivoted = model.bodies.mass, model.bodies.inertia, model.bodies.inertia_inv, model.bodies.pivoted
-    u_bodies = model.constraints.u_bodies
+    cons = model.constraints
+    c_bodies, u_bodies = cons.c_bodies, cons.u_bodies
     variant = params.variant
     tol = params.newton_tol * 0.5 * h
     max_iter = params.newton_max_iter
     ctol, cmax = params.constraint_tol, params.constraint_max_iter
     user = model.loads.user_start[-1] > 0
     # one body's scratch
-    x1, R1, v1, W1, J1, J_inv1 = work.x1, work.R1, work.v1, work.W1s, work.J1, work.J_inv1
-    E1, x_half1, R_half1, Wf1, A1, F1, T1 = work.E1, work.x_half1, work.R_half1, work.W1_1, work.A1, work.F1, work.T1
-    Jr, M, sa, sb, sc, lscr = work.Jr, work.M, work.a, work.b, work.c, work.loads
+    wk = work
+    x1, R1, v1, W1, J1, J_inv1 = wk.x1, wk.R1, wk.v1, wk.W1s, wk.J1, wk.J_inv1
+    E1, x_half1, R_half1, Wf1, A1, F1, T1 = wk.E1, wk.x_half1, wk.R_half1, wk.W1_1, wk.A1, wk.F1, wk.T1
+    Jr, M, Q, sa, sb, sc, Om, L, lscr = wk.Jr, wk.M, wk.Q, wk.a, wk.b, wk.c, wk.Om, wk.L, wk.loads
+    # the constraint solve's
+    local, E, R_half, x_half = wk.local, wk.E, wk.R_half, wk.x_half
+    v_free, W1_free, A_free = wk.v_free, wk.W1_free, wk.A_free
+    B_mid, B_end, Z, trans_sens, rot_sens = wk.B_mid, wk.B_end, wk.Z, wk.trans_sens, wk.rot_sens
+    K, g, floor, delta = wk.K, wk.g, wk.floor, wk.delta
+    xa, Ra, xb, Rb, cs, Ba, Bb = wk.xa, wk.Ra, wk.xb, wk.Rb, wk.s, wk.Ba, wk.Bb
+    nr = P.shape[0]
     half = 0.5 * h
     for k in range(k0, k1):
         t = t0 + k * h
         iters = 0
-        if P.shape[0] > 0:
-            status, iters = _constrained(model, variant, x, R, v, W, P, work, tol, max_iter, ctol, cmax, user, t, h)
+        if nr > 0:
+            # 1.-4. the constrained bodies' half step, loads and free velocities
+            for j in range(c_bodies.shape[0]):
+                i = c_bodies[j]
+                copy_in(i, x, R, v, W, J, J_inv, x1, R1, v1, W1, J1, J_inv1)
+                p = pivoted[i]
+                _half_step(p, x1, R1, v1, W1, h, E1, x_half1, R_half1)
+                body_loads_into(model, i, t + half, x_half1, R_half1, v1, W1, F1, T1)
+                if user:
+                    user_loads_into(model, i, t + half, x_half1, R_half1, v1, W1, F1, T1, lscr)
+                _free(mass[i], J1, J_inv1, p, R_half1, v1, W1, F1, T1, E1, h, Wf1, A1, sa, sb, sc)
+                _store_phase(i, j, x_half1, R_half1, E1, v1, Wf1, A1, x_half, R_half, E, v_free, W1_free, A_free)
+                trans_sens[j] = 0.0 if p != 0 else half / mass[i]
+            # 5. the gradient at the mid configuration: the reactions' directions
+            gradient_into(cons, x_half, R_half, pivoted, local, B_mid, Ba, Bb, xa, Ra, xb, Rb, cs)
+            status = STATUS_CONSTRAINT
+            for it in range(cmax + 1):
+                # 6.-7. every constrained body's update with the reactions P
+                for j in range(c_bodies.shape[0]):
+                    i = c_bodies[j]
+                    p = pivoted[i]
+                    copy_in(i, x, R, v, W, J, J_inv, x1, R1, v1, W1, J1, J_inv1)
+                    _load_phase(i, j, x_half, R_half, E, v_free, W1_free, A_free, x_half1, R_half1, E1, v1, Wf1, A1)
+                    _reaction_on_body(B_mid, j, P, L)
+                    _impulse_into(p, 1.0 / mass[i], R_half1, J_inv1, L, v1, Wf1, A1, sa)
+                    n_it = _update(J1, J_inv1, p, variant, x1, R1, v1, W1, x_half1, R_half1, Wf1, A1, h, tol, max_iter,
+                                   E1, Jr, M, sa, Om)
+                    if n_it < 0:
+                        status = STATUS_NEWTON if n_it == -1 else STATUS_NONFINITE
+                        break
+                    iters += n_it
+                    _rotation_sensitivity(variant, J1, J_inv1, Wf1 if variant != _IMP else W1, h, E1, Q, Jr, M, sa)
+                    _world_sensitivity(R1, Q, R_half1, h, M, Jr)
+                    for a in range(3):
+                        for c in range(3):
+                            rot_sens[j, a, c] = M[a, c]
+                    copy_out(i, x1, R1, v1, W1, x, R, v, W)
+                if status == STATUS_NEWTON or status == STATUS_NONFINITE:
+                    break
+                residuals_into(cons, x, R, g, floor, xa, Ra, xb, Rb, cs)
+                done = True
+                for r in range(nr):
+                    if not np.isfinite(g[r]):
+                        status = STATUS_NONFINITE
+                    if abs(g[r]) > max(ctol, floor[r]):
+                        done = False
+                if status == STATUS_NONFINITE:
+                    break
+                if done:
+                    status = STATUS_OK
+                    break
+                if it == cmax:
+                    break
+                iters += 1
+                # Newton: dg/dP = B_end D B_mid^T
+                gradient_into(cons, x, R, pivoted, local, B_end, Ba, Bb, xa, Ra, xb, Rb, cs)
+                _newton_matrix(B_mid, B_end, trans_sens, rot_sens, Z, K)
+                for r in range(nr):
+                    delta[r] = -g[r]
+                # a pivot below 1e-10 of the largest entry: the rows repeat each other (a closed loop)
+                if not lu_solve_inplace(K, delta, 1e-10):
+                    # redundant constraints (a closed loop): the minimum-norm increment
+                    _newton_matrix(B_mid, B_end, trans_sens, rot_sens, Z, K)
+                    for r in range(nr):
+                        delta[r] = -g[r]
+                    if not solve_min_norm(K, delta, 1e-10):
+                        status = STATUS_SINGULAR
+                        break
+                for r in range(nr):
+                    P[r] += delta[r]
             if status != STATUS_OK:
                 return status, k
+            for j in range(c_bodies.shape[0]):
+                i = c_bodies[j]
+                if not body_finite(x[i], R[i], v[i], W[i]):
+                    return STATUS_NONFINITE, k
         # the bodies in no constraint, each from start to end
         for i in u_bodies:
             copy_in(i, x, R, v, W, J, J_inv, x1, R1, v1, W1, J1, J_inv1)
@@ -637,7 +630,7 @@ class _Rig(Scheme):
         return RigState(x, R, v, W, np.zeros(system.n_constraint_rows))
 
     def work(self, system, state):
-        return make_work(system.n_bodies, state.P.shape[0])
+        return make_work(system.model, state.P.shape[0])
 
 
 @dataclasses.dataclass(frozen=True)

@@ -23,11 +23,10 @@ from ._model import (
     ConstantTorque,
     PointForce,
     RigidBody,
-    Rod,
-    SphericalJoint,
     System,
     box_inertia,
 )
+from .constraints import KINDS
 from ._scheme import Scheme, get_scheme, schemes
 from ._simulate import Trajectory, _check_run_args, simulate
 
@@ -46,10 +45,9 @@ _LOAD_KEYS = {
     "torque": {"type", "body", "torque"},
     "point_force": {"type", "body", "point_body", "force"},
 }
-_CONSTRAINT_KEYS = {
-    "spherical": {"type", "body", "point_body", "other", "other_point"},
-    "rod": {"type", "body", "point_body", "other", "other_point", "length"},
-}
+# the scenario keys of every constraint kind come from the kind itself (rbdyn.constraints)
+_CONSTRAINT_KEYS = {k.name: {"type"} | set(k.cls.keys) for k in KINDS}
+_CONSTRAINT_CLASS = {k.name: k.cls for k in KINDS}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -319,19 +317,14 @@ def _constraint(entry, k):
     if not isinstance(kind, str) or kind not in _CONSTRAINT_KEYS:
         raise InputError(f"{fld}.type", f"must be one of {', '.join(_CONSTRAINT_KEYS)}, got {_short(kind)}")
     _known(entry, _CONSTRAINT_KEYS[kind], fld)
-    if "body" not in entry:
-        raise InputError(f"{fld}.body", "is required")
-    kw = {"body": _string(entry["body"], f"{fld}.body")}
-    if "other" in entry:
-        kw["other"] = _string(entry["other"], f"{fld}.other")
-    for key in ("point_body", "other_point"):
-        if key in entry:
-            kw[key] = _numbers(entry[key], (3,), f"{fld}.{key}")
-    if kind == "rod":
-        if "length" in entry:
-            kw["length"] = _number(entry["length"], f"{fld}.length")
-        return Rod(**kw)
-    return SphericalJoint(**kw)
+    try:
+        return _CONSTRAINT_CLASS[kind].from_entry(entry, fld, _number, _numbers, _string)
+    except InputError as err:
+        # the classes name their fields constraint.KIND.KEY; the file's entry is constraint[k]
+        prefix = f"constraint.{kind}"
+        if err.field.startswith(prefix):
+            raise InputError(fld + err.field[len(prefix):], err.message) from None
+        raise
 
 
 def _constraint_schemes() -> str:

@@ -458,7 +458,7 @@ def _output(system, n_steps, every):
     return Output(
         every, n_steps, *(np.empty((n_out, *shape)) for shape in shapes.values()),
         np.zeros(n_steps if every == 1 else max(n_out - 1, 0), dtype=np.int64),
-        np.zeros(_MAX_COUNTED + 2, dtype=np.int64), np.empty(system.n_constraint_rows), np.empty(9),
+        np.zeros(_MAX_COUNTED + 2, dtype=np.int64), np.empty(system.n_constraint_rows), np.empty(9), *_pose_scratch(),
     )
 
 
@@ -498,8 +498,13 @@ def _monitor(system, active, metrics):
         params,
         np.array([mt.size for mt in metrics], dtype=np.int64),
         np.zeros((nm, width)), np.full((nm, width), big), np.full((nm, width), -big), np.zeros((nm, width)),
-        np.empty((nb, 3)), np.empty((nb, 3)), np.empty(m), np.empty(m), np.empty(15),
+        np.empty((nb, 3)), np.empty((nb, 3)), np.empty(m), np.empty(m), np.empty(15), *_pose_scratch(),
     )
+
+
+def _pose_scratch():
+    """Scratch of the constraint dispatch: two poses and (8, 3) more."""
+    return np.empty(3), np.empty((3, 3)), np.empty(3), np.empty((3, 3)), np.empty((8, 3))
 
 
 def _reductions(mon, metrics):

@@ -1,0 +1,230 @@
+"""What every constraint kind supplies, and the Python side they share.
+
+A kind is one module (``spherical.py``, ``rod.py``, ...) that defines
+
+* a frozen dataclass, subclass of :class:`Constraint`: the user's object, its validation,
+  its defaults taken from the initial configuration, its scenario keys, and the row of
+  numbers (:meth:`Constraint.data`) the compiled functions read;
+* four compiled functions with the signatures below, which read that row:
+
+  ``residual(data, k, xa, Ra, xb, Rb, g, floor, r0, s)``
+      the position-level residual rows ``g[r0:r0+n]`` and, in ``floor``, the smallest
+      error float64 can resolve for each (16 ulp of the coordinates involved);
+  ``gradient(data, k, xa, Ra, xb, Rb, Ba, Bb, s)``
+      the rows (first ``n`` rows of the 6 x 6 ``Ba``, ``Bb``) of the gradient with respect to
+      each body's world increments ``(dx, dtheta)``, ``Lambda <- exp[dtheta] Lambda``;
+  ``stiffness(data, k, xa, Ra, xb, Rb, lam, r0, K, s)``
+      ``K += d(B^T lam)/d(dx_a, dtheta_a, dx_b, dtheta_b)`` (12 x 12), the geometric stiffness
+      of the generalized reaction of the multipliers ``lam[r0:r0+n]``;
+  ``velocity_product(data, k, xa, Ra, va, wa, xb, Rb, vb, wb, gam, r0, s)``
+      ``gam[r0:r0+n] += g'' - B nu'``, the part of the constraint's second derivative without
+      the accelerations (``w`` the world angular velocity);
+
+  with ``k`` the constraint's row of ``data``, ``(xa, Ra)``, ``(xb, Rb)`` the body origins'
+  positions and rotations (the world: zero and the identity), ``s`` a (8, 3) scratch array;
+* a :class:`Kind` record, ``KIND``, which the registry (``rbdyn/constraints/__init__.py``) lists.
+
+The schemes assemble every kind from these four functions through one dispatch
+(:mod:`rbdyn._constraints`, a loop over the registry unrolled at compile time); they know
+nothing else about a kind.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, ClassVar
+
+import numpy as np
+
+from .._errors import InputError
+from .._errors import short_repr as _short
+from .._jit import njit
+
+__all__ = ["Constraint", "Kind", "DATA_WIDTH", "FUNCTIONS", "compiled_kind"]
+
+#: Numbers per constraint in the packed data (the widest kind, the weld, uses 24).
+DATA_WIDTH = 24
+
+#: The compiled functions of a kind, in the order of :class:`Kind`'s fields.
+FUNCTIONS = ("residual", "gradient", "stiffness", "velocity_product")
+
+
+@dataclasses.dataclass(frozen=True)
+class Kind:
+    """A constraint kind: its scenario ``type``, Python class, number of rows and compiled functions."""
+
+    name: str
+    cls: type
+    n_rows: int
+    residual: Callable
+    gradient: Callable
+    stiffness: Callable
+    velocity_product: Callable
+
+
+def compiled_kind(name, cls, residual, gradient, stiffness, velocity_product) -> Kind:
+    """The :class:`Kind` of ``cls``, its four functions compiled by numba."""
+    return Kind(name, cls, cls.n_eq, njit(residual), njit(gradient), njit(stiffness), njit(velocity_product))
+
+
+def finite_vector(value, fld: str, shape=(3,)) -> np.ndarray:
+    try:
+        arr = np.array(value, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(fld, f"must be an array of numbers of shape {shape}, got {_short(value)}") from None
+    if arr.shape != shape:
+        raise InputError(fld, f"must have shape {shape}, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise InputError(fld, "must be finite numbers (no nan or inf)")
+    return arr
+
+
+def unit_vector(value, fld: str) -> np.ndarray:
+    arr = finite_vector(value, fld)
+    big = np.max(np.abs(arr))
+    n = np.linalg.norm(arr / big) * big if big > 0 else 0.0
+    if not n > 0 or not np.isfinite(n):
+        raise InputError(fld, f"must be a non-zero direction of moderate size, got {arr.tolist()}")
+    return arr / n
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Constraint:
+    """Base of the constraint kinds: a point of ``body`` and a point of ``other`` or of the world.
+
+    Parameters
+    ----------
+    body : str
+        Body *a*.
+    point_body : array_like, (3,)
+        Its point, in *a*'s body frame from its origin (default: the origin).
+    other : str, optional
+        Body *b*; the world when omitted.
+    other_point : array_like, (3,), optional
+        The point of *b* (its body frame, from its origin) or of the world; by default where
+        *a*'s point is at t = 0.
+    """
+
+    body: str
+    point_body: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(3))
+    other: str | None = None
+    other_point: np.ndarray | None = None
+
+    kind: ClassVar[str]
+    n_eq: ClassVar[int]
+    #: Scenario keys of the kind besides ``type`` (a ``[[constraint]]`` table).
+    keys: ClassVar[frozenset] = frozenset({"body", "point_body", "other", "other_point"})
+
+    def __post_init__(self):
+        where = f"constraint.{self.kind}"
+        object.__setattr__(self, "point_body", finite_vector(self.point_body, f"{where}.point_body"))
+        if self.other_point is not None:
+            object.__setattr__(self, "other_point", finite_vector(self.other_point, f"{where}.other_point"))
+
+    # -- resolving against a system --------------------------------------------------------------
+    def _resolve(self, index: dict, where: str, origins, R0) -> None:
+        """Bind the body names to indices and fill the defaults from the initial configuration."""
+        self._bind(index, where)
+        i, j = self._i, self._j
+        if self.other_point is None:
+            # hold the points where they are at t = 0
+            pa = origins[i] + R0[i] @ self.point_body
+            object.__setattr__(self, "other_point", pa if j < 0 else R0[j].T @ (pa - origins[j]))
+        self._resolve_kind(where, origins, R0)
+
+    def _bind(self, index: dict, where: str) -> None:
+        """The bodies' names to their numbers (``-1``: the world), checked."""
+        if self.body not in index:
+            raise InputError(f"{where}.body", f"unknown body {self.body!r}; bodies are {sorted(index)}")
+        if self.other is not None and self.other not in index:
+            raise InputError(f"{where}.other", f"unknown body {self.other!r}; bodies are {sorted(index)}")
+        if self.other == self.body:
+            raise InputError(f"{where}.other", "must differ from body")
+        object.__setattr__(self, "_i", index[self.body])
+        object.__setattr__(self, "_j", index[self.other] if self.other is not None else -1)
+
+    def _resolve_kind(self, where, origins, R0) -> None:
+        """Kind-specific defaults (a rod's length, a hinge's axes)."""
+
+    def frames(self, x, R):
+        """``(xa, Ra, xb, Rb)`` of the two sides (the world: zero and the identity)."""
+        xb = np.zeros(3) if self._j < 0 else np.ascontiguousarray(x[self._j], dtype=float)
+        Rb = np.eye(3) if self._j < 0 else np.ascontiguousarray(R[self._j], dtype=float)
+        return np.ascontiguousarray(x[self._i], dtype=float), np.ascontiguousarray(R[self._i], dtype=float), xb, Rb
+
+    def data(self) -> np.ndarray:
+        """The row of numbers the compiled functions read (:data:`DATA_WIDTH` wide)."""
+        row = np.zeros(DATA_WIDTH)
+        row[0:3] = self.point_body
+        row[3:6] = self.other_point
+        return row
+
+    # -- evaluation (Python side: checks, tests, the book) ----------------------------------------
+    def residual(self, x, R) -> np.ndarray:
+        """Position-level residual at body origins ``x`` and rotations ``R`` (leading body axis)."""
+        from . import kind_of
+
+        g = np.zeros(self.n_eq)
+        kind_of(self).residual(self.data()[None, :], 0, *self.frames(x, R), g, np.zeros(self.n_eq), 0,
+                               np.zeros((8, 3)))
+        return g
+
+    def gradient(self, x, R):
+        """``(Ba, Bb)``: the residual's gradient rows with respect to each body's world
+        increments ``(dx, dtheta)``, shape (n, 6) each."""
+        from . import kind_of
+
+        Ba, Bb = np.zeros((6, 6)), np.zeros((6, 6))
+        kind_of(self).gradient(self.data()[None, :], 0, *self.frames(x, R), Ba, Bb, np.zeros((8, 3)))
+        return Ba[: self.n_eq].copy(), Bb[: self.n_eq].copy()
+
+    def stiffness(self, x, R, lam) -> np.ndarray:
+        """``d(B^T lam)/d(dx_a, dtheta_a, dx_b, dtheta_b)``, shape (12, 12)."""
+        from . import kind_of
+
+        K = np.zeros((12, 12))
+        lam = np.ascontiguousarray(lam, dtype=float)
+        kind_of(self).stiffness(self.data()[None, :], 0, *self.frames(x, R), lam, 0, K, np.zeros((8, 3)))
+        return K
+
+    def jacobian(self, x, R) -> np.ndarray:
+        """Jacobian of the residual rate w.r.t. each body's ``(v, omega_body)``, shape (n, 6N)
+        (the world gradient with its rotation columns taken to body axes: ``B_rot R``)."""
+        Ba, Bb = self.gradient(x, R)
+        H = np.zeros((self.n_eq, 6 * len(x)))
+        for idx, B in ((self._i, Ba), (self._j, Bb)):
+            if idx < 0:
+                continue
+            H[:, 6 * idx: 6 * idx + 3] += B[:, :3]
+            H[:, 6 * idx + 3: 6 * idx + 6] += B[:, 3:] @ R[idx]
+        return H
+
+    def size(self, x, R) -> float:
+        """A length scale of the constraint at ``x, R`` (to judge its residual against)."""
+        xa, Ra, xb, Rb = self.frames(x, R)
+        return 1.0 + float(np.max(np.abs(np.concatenate([xa + Ra @ self.point_body, xb + Rb @ self.other_point]))))
+
+    # -- scenario files -----------------------------------------------------------------------------
+    @classmethod
+    def from_entry(cls, entry: dict, fld: str, number, numbers, string):
+        """The constraint of a ``[[constraint]]`` table (its keys already checked against :attr:`keys`)."""
+        if "body" not in entry:
+            raise InputError(f"{fld}.body", "is required")
+        kw = {"body": string(entry["body"], f"{fld}.body")}
+        if "other" in entry:
+            kw["other"] = string(entry["other"], f"{fld}.other")
+        for key in ("point_body", "other_point") + cls._vector_keys():
+            if key in entry:
+                kw[key] = numbers(entry[key], (3,), f"{fld}.{key}")
+        for key in cls._number_keys():
+            if key in entry:
+                kw[key] = number(entry[key], f"{fld}.{key}")
+        return cls(**kw)
+
+    @classmethod
+    def _vector_keys(cls) -> tuple:
+        return ()
+
+    @classmethod
+    def _number_keys(cls) -> tuple:
+        return ()

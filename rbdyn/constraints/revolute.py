@@ -1,0 +1,127 @@
+r"""The revolute joint (hinge): two bodies share a point and an axis; the world can be one of them.
+
+Residual (5 rows): the gap :math:`\mathbf{d} = \boldsymbol\xi_a - \boldsymbol\xi_b` of the shared
+point (3 rows, metres) and :math:`\mathbf{u}\cdot\mathbf{w}_1`, :math:`\mathbf{u}\cdot\mathbf{w}_2`
+(2 rows, dimensionless), with :math:`\mathbf{u} = \Lambda_a\mathbf{e}_a` the hinge axis of body *a*
+and :math:`\mathbf{w}_{1,2} = \Lambda_b\mathbf{e}_{b,1,2}` two directions of body *b*
+perpendicular to its axis: the axes stay parallel and the bodies turn freely about them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .._errors import InputError
+from ._base import Constraint, compiled_kind, unit_vector
+from ._blocks import (body_vector, coincident_gradient, coincident_stiffness, coincident_velocity_product,
+                      perpendicular_gradient, perpendicular_stiffness, perpendicular_velocity_product, point_pair)
+
+__all__ = ["RevoluteJoint"]
+
+_EPS = 2.220446049250313e-16
+
+
+def perpendicular_basis(axis):
+    """Two unit vectors perpendicular to the unit ``axis`` and to each other."""
+    k = int(np.argmin(np.abs(axis)))
+    e = np.zeros(3)
+    e[k] = 1.0
+    b1 = np.cross(axis, e)
+    b1 /= np.linalg.norm(b1)
+    return b1, np.cross(axis, b1)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class RevoluteJoint(Constraint):
+    """A hinge: a point and an axis of ``body`` kept on a point and an axis of ``other`` (or the world).
+
+    Parameters
+    ----------
+    body, point_body, other, other_point
+        As for :class:`SphericalJoint`: the shared point.
+    axis_body : array_like, (3,)
+        The hinge axis in *a*'s body frame (default the body's z axis); normalised.
+    other_axis : array_like, (3,), optional
+        The axis in *b*'s body frame (or in the world); by default where *a*'s axis points
+        at t = 0. The two must be parallel at t = 0.
+    """
+
+    axis_body: np.ndarray = dataclasses.field(default_factory=lambda: np.array([0.0, 0.0, 1.0]))
+    other_axis: np.ndarray | None = None
+
+    kind = "revolute"
+    n_eq = 5
+    keys = Constraint.keys | {"axis_body", "other_axis"}
+
+    def __post_init__(self):
+        super().__post_init__()
+        object.__setattr__(self, "axis_body", unit_vector(self.axis_body, "constraint.revolute.axis_body"))
+        if self.other_axis is not None:
+            object.__setattr__(self, "other_axis", unit_vector(self.other_axis, "constraint.revolute.other_axis"))
+
+    def _resolve_kind(self, where, origins, R0):
+        xa, Ra, xb, Rb = self.frames(origins, R0)
+        if self.other_axis is None:
+            object.__setattr__(self, "other_axis", Rb.T @ (Ra @ self.axis_body))
+        elif abs(abs(float((Ra @ self.axis_body) @ (Rb @ self.other_axis))) - 1.0) > 1e-6:
+            raise InputError(f"{where}.other_axis", "must be parallel at t = 0 to axis_body (both in their "
+                                                    "bodies' frames, the world's for the world)")
+
+    def data(self):
+        row = super().data()
+        row[6:9] = self.axis_body
+        b1, b2 = perpendicular_basis(self.other_axis)
+        row[9:12] = b1
+        row[12:15] = b2
+        return row
+
+    @classmethod
+    def _vector_keys(cls):
+        return ("axis_body", "other_axis")
+
+
+# The data row: s_a 0:3, s_b 3:6, e_a 6:9, e_b1 9:12, e_b2 12:15.
+
+
+def residual(data, k, xa, Ra, xb, Rb, g, floor, r0, s):
+    scale = point_pair(xa, Ra, data[k, 0:3], xb, Rb, data[k, 3:6], s[0], s[1], s[2])
+    for i in range(3):
+        g[r0 + i] = s[2, i]
+        floor[r0 + i] = 16.0 * _EPS * scale
+    body_vector(Ra, data[k, 6:9], s[3])
+    for c in range(2):
+        body_vector(Rb, data[k, 9 + 3 * c: 12 + 3 * c], s[4])
+        g[r0 + 3 + c] = s[3, 0] * s[4, 0] + s[3, 1] * s[4, 1] + s[3, 2] * s[4, 2]
+        floor[r0 + 3 + c] = 16.0 * _EPS
+
+
+def gradient(data, k, xa, Ra, xb, Rb, Ba, Bb, s):
+    point_pair(xa, Ra, data[k, 0:3], xb, Rb, data[k, 3:6], s[0], s[1], s[2])
+    coincident_gradient(s[0], s[1], Ba, Bb, 0)
+    body_vector(Ra, data[k, 6:9], s[3])
+    for c in range(2):
+        body_vector(Rb, data[k, 9 + 3 * c: 12 + 3 * c], s[4])
+        perpendicular_gradient(s[3], s[4], Ba, Bb, 3 + c)
+
+
+def stiffness(data, k, xa, Ra, xb, Rb, lam, r0, K, s):
+    point_pair(xa, Ra, data[k, 0:3], xb, Rb, data[k, 3:6], s[0], s[1], s[2])
+    coincident_stiffness(s[0], s[1], lam, r0, K)
+    body_vector(Ra, data[k, 6:9], s[3])
+    for c in range(2):
+        body_vector(Rb, data[k, 9 + 3 * c: 12 + 3 * c], s[4])
+        perpendicular_stiffness(s[3], s[4], lam[r0 + 3 + c], K)
+
+
+def velocity_product(data, k, xa, Ra, va, wa, xb, Rb, vb, wb, gam, r0, s):
+    point_pair(xa, Ra, data[k, 0:3], xb, Rb, data[k, 3:6], s[0], s[1], s[2])
+    coincident_velocity_product(s[0], wa, s[1], wb, gam, r0)
+    body_vector(Ra, data[k, 6:9], s[3])
+    for c in range(2):
+        body_vector(Rb, data[k, 9 + 3 * c: 12 + 3 * c], s[4])
+        gam[r0 + 3 + c] += perpendicular_velocity_product(s[3], wa, s[4], wb)
+
+
+KIND = compiled_kind("revolute", RevoluteJoint, residual, gradient, stiffness, velocity_product)
