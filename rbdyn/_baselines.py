@@ -16,7 +16,7 @@ from . import so3
 from .so3 import _unit_quat_to_matrix_into
 from ._data import body_loads_into, user_loads_into
 from ._driver import STATUS_REPORT, count_iterations, monitor, record, record_due, start
-from ._jit import njit, njit_inline
+from ._jit import borrow, njit, njit_inline
 from ._scheme import STATUS_NONFINITE, STATUS_OK, Scheme
 from ._small import body_finite, cross_into, matvec_into, rmatvec_into
 
@@ -180,6 +180,8 @@ def _copy_out(i, x1, R1, v1, W1, q1, x, R, v, W, q):
 def symplectic_euler_advance(model, state, work, params, t0, h, k0, k1, out, mon):
     """Steps ``k0 .. k1 - 1`` of every body (see :mod:`rbdyn._scheme`); every array is bound
     here once and each body is copied into scratch for its step (see rbdyn._rig.advance)."""
+    # every array borrowed, once (see rbdyn._jit.borrow): the loop below counts no references
+    model, state, work, out, mon = borrow(model), borrow(state), borrow(work), borrow(out), borrow(mon)
     if k0 == 0:
         code = start(model, state, out, mon)
         if code != 0:
@@ -306,6 +308,8 @@ def _rk4_node(s):
 def rk4_advance(model, state, work, params, t0, h, k0, k1, out, mon):
     """Steps ``k0 .. k1 - 1`` of every body (see :mod:`rbdyn._scheme`); every array is bound
     here once and each body is copied into scratch for its step (see rbdyn._rig.advance)."""
+    # every array borrowed, once (see rbdyn._jit.borrow): the loop below counts no references
+    model, state, work, out, mon = borrow(model), borrow(state), borrow(work), borrow(out), borrow(mon)
     if k0 == 0:
         code = start(model, state, out, mon)
         if code != 0:

@@ -76,19 +76,21 @@ def pose_into(x, R, i, xo, Ro):
 
 
 @njit
-def residuals_into(cons, x, R, g, floor, xa, Ra, xb, Rb, s):
+def residuals_into(kind, body, data, row, x, R, g, floor, xa, Ra, xb, Rb, s):
     """Every residual into ``g`` and, into ``floor``, the smallest error float64 can resolve for it.
 
-    ``xa``, ``xb`` (3,), ``Ra``, ``Rb`` (3, 3) and ``s`` (8, 3) are scratch.
+    ``kind``, ``body``, ``data``, ``row`` are the fields of :class:`rbdyn.constraints.Constraints`
+    (passed one by one: a kernel passes them borrowed, see :func:`rbdyn._jit.borrow`); ``xa``,
+    ``xb`` (3,), ``Ra``, ``Rb`` (3, 3) and ``s`` (8, 3) are scratch.
     """
-    for k in range(cons.kind.shape[0]):
-        pose_into(x, R, cons.body[k, 0], xa, Ra)
-        pose_into(x, R, cons.body[k, 1], xb, Rb)
-        kind_residual(cons.kind[k], cons.data, k, xa, Ra, xb, Rb, g, floor, cons.row[k], s)
+    for k in range(kind.shape[0]):
+        pose_into(x, R, body[k, 0], xa, Ra)
+        pose_into(x, R, body[k, 1], xb, Rb)
+        kind_residual(kind[k], data, k, xa, Ra, xb, Rb, g, floor, row[k], s)
 
 
 @njit
-def gradient_into(cons, x, R, pivoted, local, B, Ba, Bb, xa, Ra, xb, Rb, s):
+def gradient_into(kind, body, data, row, x, R, pivoted, local, B, Ba, Bb, xa, Ra, xb, Rb, s):
     """The gradient of every residual over the constrained bodies, dense: ``B`` (m, 6 nc), the
     columns ``6 local[i] .. 6 local[i] + 5`` those of body ``i``'s world increments
     ``(dx, dtheta)`` (the translation columns of a pivoted body zero). ``Ba``, ``Bb`` (6, 6) are
@@ -96,13 +98,13 @@ def gradient_into(cons, x, R, pivoted, local, B, Ba, Bb, xa, Ra, xb, Rb, s):
     for r in range(B.shape[0]):
         for c in range(B.shape[1]):
             B[r, c] = 0.0
-    for k in range(cons.kind.shape[0]):
-        pose_into(x, R, cons.body[k, 0], xa, Ra)
-        pose_into(x, R, cons.body[k, 1], xb, Rb)
-        kind_gradient(cons.kind[k], cons.data, k, xa, Ra, xb, Rb, Ba, Bb, s)
-        r0, n = cons.row[k], cons.row[k + 1] - cons.row[k]
+    for k in range(kind.shape[0]):
+        pose_into(x, R, body[k, 0], xa, Ra)
+        pose_into(x, R, body[k, 1], xb, Rb)
+        kind_gradient(kind[k], data, k, xa, Ra, xb, Rb, Ba, Bb, s)
+        r0, n = row[k], row[k + 1] - row[k]
         for side in range(2):
-            i = cons.body[k, side]
+            i = body[k, side]
             if i < 0:
                 continue
             c0 = 6 * local[i]

@@ -208,7 +208,9 @@ def _record(model, state, out, row, t):
         ok = ok and np.isfinite(pm[a]) and np.isfinite(pm[3 + a])
     if out.constraint_residuals.shape[1] > 0:
         g = out.constraint_residuals[row]
-        residuals_into(model.constraints, x, R, g, out.floor, out.xa, out.Ra, out.xb, out.Rb, out.s)
+        cons = model.constraints
+        residuals_into(cons.kind, cons.body, cons.data, cons.row, x, R, g, out.floor, out.xa, out.Ra, out.xb, out.Rb,
+                       out.s)
         for r in range(g.shape[0]):
             ok = ok and np.isfinite(g[r])
     return ok
@@ -237,7 +239,9 @@ def _monitor(model, state, mon, t):
     g_max = 0.0
     if mon.residuals.shape[0] > 0:
         g = mon.residuals
-        residuals_into(model.constraints, x, R, g, mon.floor, mon.xa, mon.Ra, mon.xb, mon.Rb, mon.s)
+        cons = model.constraints
+        residuals_into(cons.kind, cons.body, cons.data, cons.row, x, R, g, mon.floor, mon.xa, mon.Ra, mon.xb, mon.Rb,
+                       mon.s)
         for r in range(g.shape[0]):
             g_max = max(g_max, abs(g[r]))
             if not np.isfinite(g[r]):

@@ -57,7 +57,7 @@ from ._constraints import (kind_gradient, kind_residual, kind_stiffness, kind_ve
 from ._data import body_loads_into, user_loads_into
 from ._driver import STATUS_REPORT, count_iterations, monitor, record, record_due, start
 from ._errors import InputError
-from ._jit import njit, njit_inline, quiet
+from ._jit import borrow, njit, njit_inline, quiet
 from ._scheme import STATUS_NEWTON, STATUS_NONFINITE, STATUS_OK, STATUS_SINGULAR, Scheme, _callback_loads, _isfinite
 from ._small import body_finite, exp_scaled_into, matmul_into, reorthonormalize, rodrigues_into, solve3, sub_hat
 from .so3 import _sinc_coeffs
@@ -574,6 +574,8 @@ def _step(model, x, R, v, W, acc, vd, lam, wk, coef, atol, rtol, max_iter, user,
 def advance(model, state, work, params, t0, h, k0, k1, out, mon):
     """Steps ``k0 .. k1 - 1`` (step ``k`` starts at ``t0 + k h``), recording through the
     driver; returns ``(status, k)`` with ``k`` the first step not completed."""
+    # every array borrowed, once (see rbdyn._jit.borrow): the loop below counts no references
+    model, state, work, out, mon = borrow(model), borrow(state), borrow(work), borrow(out), borrow(mon)
     if k0 == 0:
         code = start(model, state, out, mon)
         if code != 0:

@@ -22,9 +22,12 @@ import types
 import warnings
 
 import numba
+from numba.core import cgutils
 from numba.core.errors import NumbaExperimentalFeatureWarning
+from numba.extending import intrinsic
 
-__all__ = ["njit", "njit_inline", "njit_signature", "function_list", "python_variant", "jit_enabled", "quiet"]
+__all__ = ["njit", "njit_inline", "njit_signature", "function_list", "python_variant", "jit_enabled", "quiet",
+           "borrow"]
 
 
 @contextlib.contextmanager
@@ -52,6 +55,52 @@ def njit_inline(fn):
     which costs more than the arithmetic of a small body; inlined, the counting is pruned.
     """
     return numba.njit(cache=True, fastmath=False, error_model="numpy", inline="always")(fn)
+
+
+def _borrowed(context, builder, typ, value):
+    """``value`` of numba type ``typ`` with every array in it given a null meminfo."""
+    if isinstance(typ, numba.types.Array):
+        src = context.make_array(typ)(context, builder, value=value)
+        out = context.make_array(typ)(context, builder)
+        out.meminfo = cgutils.get_null_value(src.meminfo.type)
+        out.parent = cgutils.get_null_value(src.parent.type)
+        out.nitems = src.nitems
+        out.itemsize = src.itemsize
+        out.data = src.data
+        out.shape = src.shape
+        out.strides = src.strides
+        return out._getvalue()
+    if isinstance(typ, numba.types.BaseTuple):
+        items = [_borrowed(context, builder, t, builder.extract_value(value, k)) for k, t in enumerate(typ.types)]
+        out = cgutils.get_null_value(value.type)
+        for k, item in enumerate(items):
+            out = builder.insert_value(out, item, k)
+        return out
+    if context.enable_nrt:  # anything else keeps its own count (the caller's reference is returned)
+        context.nrt.incref(builder, typ, value)
+    return value
+
+
+@intrinsic
+def _borrow(typingctx, obj):
+    def codegen(context, builder, signature, args):
+        return _borrowed(context, builder, obj, args[0])
+
+    return obj(obj), codegen
+
+
+def _borrow_python(arr):
+    return arr
+
+
+#: ``borrow(a)`` in compiled code: the same array, or named tuple of arrays (nested), without
+#: reference counts (null meminfos), for a kernel's hot loop. numba counts references to every
+#: array a function binds, views and passes on, with an atomic operation each (10-20 ns on this
+#: machine), which cost a small body's step or a constraint solve more than its arithmetic; a
+#: borrowed array and its views are counted for free. Only for arrays that live longer than the
+#: kernel call, the caller's, never one made inside it; a kernel borrows its arguments once, on
+#: entry. Under ``NUMBA_DISABLE_JIT=1`` it returns its argument.
+borrow = _borrow if not numba.config.DISABLE_JIT else _borrow_python
 
 
 def jit_enabled() -> bool:

@@ -535,9 +535,10 @@ class System:
         if m:
             x = np.ascontiguousarray(x, dtype=float)
             R = np.ascontiguousarray(R, dtype=float)
+            cons = self.model.constraints
             with quiet():
-                residuals_into(self.model.constraints, x, R, g, np.empty(m), np.empty(3), np.empty((3, 3)),
-                               np.empty(3), np.empty((3, 3)), np.empty((8, 3)))
+                residuals_into(cons.kind, cons.body, cons.data, cons.row, x, R, g, np.empty(m), np.empty(3),
+                               np.empty((3, 3)), np.empty(3), np.empty((3, 3)), np.empty((8, 3)))
         return g
 
     def constraint_jacobian(self, x, R) -> np.ndarray:

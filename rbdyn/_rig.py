@@ -34,7 +34,7 @@ import numpy as np
 from ._constraints import gradient_into, lu_solve_inplace, residuals_into, solve_min_norm
 from ._data import body_loads_into, user_loads_into
 from ._driver import count_iterations, monitor, record, record_due, start
-from ._jit import njit, njit_inline
+from ._jit import borrow, njit, njit_inline
 from ._driver import STATUS_REPORT
 from ._scheme import STATUS_CONSTRAINT, STATUS_NEWTON, STATUS_NONFINITE, STATUS_OK, STATUS_SINGULAR, Scheme
 from ._small import (body_finite, cross_into, dot3_add, exp_scaled_into, matmul_into, matvec_into, reorthonormalize,
@@ -464,14 +464,18 @@ def advance(model, state, work, params, t0, h, k0, k1, out, mon):
     a leaf, which would cost a small body more than its arithmetic. For the same reason the
     constraint solve is written out here rather than in a function of its own.
     """
+    # every array borrowed, once (see rbdyn._jit.borrow): the loop below counts no references
+    model, state, work, out, mon = borrow(model), borrow(state), borrow(work), borrow(out), borrow(mon)
     if k0 == 0:
         code = start(model, state, out, mon)
         if code != 0:
             return code, 0
-    x, R, v, W, P = state.x, state.R, state.v, state.W, state.P
-    mass, J, J_inv, pivoted = model.bodies.mass, model.bodies.inertia, model.bodies.inertia_inv, model.bodies.pivoted
+    x, R, v, W, P = borrow(state.x), borrow(state.R), borrow(state.v), borrow(state.W), borrow(state.P)
+    mass, J = borrow(model.bodies.mass), borrow(model.bodies.inertia)
+    J_inv, pivoted = borrow(model.bodies.inertia_inv), borrow(model.bodies.pivoted)
     cons = model.constraints
-    c_bodies, u_bodies = cons.c_bodies, cons.u_bodies
+    c_bodies, u_bodies = borrow(cons.c_bodies), borrow(cons.u_bodies)
+    ckind, cbody, cdata, crow = borrow(cons.kind), borrow(cons.body), borrow(cons.data), borrow(cons.row)
     variant = params.variant
     tol = params.newton_tol * 0.5 * h
     max_iter = params.newton_max_iter
@@ -479,15 +483,20 @@ def advance(model, state, work, params, t0, h, k0, k1, out, mon):
     user = model.loads.user_start[-1] > 0
     # one body's scratch
     wk = work
-    x1, R1, v1, W1, J1, J_inv1 = wk.x1, wk.R1, wk.v1, wk.W1s, wk.J1, wk.J_inv1
-    E1, x_half1, R_half1, Wf1, A1, F1, T1 = wk.E1, wk.x_half1, wk.R_half1, wk.W1_1, wk.A1, wk.F1, wk.T1
-    Jr, M, Q, sa, sb, sc, Om, L, lscr = wk.Jr, wk.M, wk.Q, wk.a, wk.b, wk.c, wk.Om, wk.L, wk.loads
+    x1, R1, v1, W1, J1, J_inv1 = borrow(wk.x1), borrow(wk.R1), borrow(wk.v1), borrow(wk.W1s), borrow(wk.J1), \
+        borrow(wk.J_inv1)
+    E1, x_half1, R_half1, Wf1 = borrow(wk.E1), borrow(wk.x_half1), borrow(wk.R_half1), borrow(wk.W1_1)
+    A1, F1, T1 = borrow(wk.A1), borrow(wk.F1), borrow(wk.T1)
+    Jr, M, Q, sa, sb, sc = borrow(wk.Jr), borrow(wk.M), borrow(wk.Q), borrow(wk.a), borrow(wk.b), borrow(wk.c)
+    Om, L, lscr = borrow(wk.Om), borrow(wk.L), borrow(wk.loads)
     # the constraint solve's
-    local, E, R_half, x_half = wk.local, wk.E, wk.R_half, wk.x_half
-    v_free, W1_free, A_free = wk.v_free, wk.W1_free, wk.A_free
-    B_mid, B_end, Z, trans_sens, rot_sens = wk.B_mid, wk.B_end, wk.Z, wk.trans_sens, wk.rot_sens
-    K, g, floor, delta = wk.K, wk.g, wk.floor, wk.delta
-    xa, Ra, xb, Rb, cs, Ba, Bb = wk.xa, wk.Ra, wk.xb, wk.Rb, wk.s, wk.Ba, wk.Bb
+    local, E, R_half, x_half = borrow(wk.local), borrow(wk.E), borrow(wk.R_half), borrow(wk.x_half)
+    v_free, W1_free, A_free = borrow(wk.v_free), borrow(wk.W1_free), borrow(wk.A_free)
+    B_mid, B_end, Z = borrow(wk.B_mid), borrow(wk.B_end), borrow(wk.Z)
+    trans_sens, rot_sens = borrow(wk.trans_sens), borrow(wk.rot_sens)
+    K, g, floor, delta = borrow(wk.K), borrow(wk.g), borrow(wk.floor), borrow(wk.delta)
+    xa, Ra, xb, Rb = borrow(wk.xa), borrow(wk.Ra), borrow(wk.xb), borrow(wk.Rb)
+    cs, Ba, Bb = borrow(wk.s), borrow(wk.Ba), borrow(wk.Bb)
     nr = P.shape[0]
     half = 0.5 * h
     for k in range(k0, k1):
@@ -507,7 +516,7 @@ def advance(model, state, work, params, t0, h, k0, k1, out, mon):
                 _store_phase(i, j, x_half1, R_half1, E1, v1, Wf1, A1, x_half, R_half, E, v_free, W1_free, A_free)
                 trans_sens[j] = 0.0 if p != 0 else half / mass[i]
             # 5. the gradient at the mid configuration: the reactions' directions
-            gradient_into(cons, x_half, R_half, pivoted, local, B_mid, Ba, Bb, xa, Ra, xb, Rb, cs)
+            gradient_into(ckind, cbody, cdata, crow, x_half, R_half, pivoted, local, B_mid, Ba, Bb, xa, Ra, xb, Rb, cs)
             status = STATUS_CONSTRAINT
             for it in range(cmax + 1):
                 # 6.-7. every constrained body's update with the reactions P
@@ -532,7 +541,7 @@ def advance(model, state, work, params, t0, h, k0, k1, out, mon):
                     copy_out(i, x1, R1, v1, W1, x, R, v, W)
                 if status == STATUS_NEWTON or status == STATUS_NONFINITE:
                     break
-                residuals_into(cons, x, R, g, floor, xa, Ra, xb, Rb, cs)
+                residuals_into(ckind, cbody, cdata, crow, x, R, g, floor, xa, Ra, xb, Rb, cs)
                 done = True
                 for r in range(nr):
                     if not np.isfinite(g[r]):
@@ -548,7 +557,7 @@ def advance(model, state, work, params, t0, h, k0, k1, out, mon):
                     break
                 iters += 1
                 # Newton: dg/dP = B_end D B_mid^T
-                gradient_into(cons, x, R, pivoted, local, B_end, Ba, Bb, xa, Ra, xb, Rb, cs)
+                gradient_into(ckind, cbody, cdata, crow, x, R, pivoted, local, B_end, Ba, Bb, xa, Ra, xb, Rb, cs)
                 _newton_matrix(B_mid, B_end, trans_sens, rot_sens, Z, K)
                 for r in range(nr):
                     delta[r] = -g[r]

@@ -171,7 +171,8 @@ class Scheme:
         cache = system.__dict__.setdefault("_python_kernels", {})
         if kernel not in cache:
             cache[kernel] = python_variant(kernel, {"body_loads_into": _callback_loads(system),
-                                                    "eval_potentials": _callback_potentials(system)})
+                                                    "eval_potentials": _callback_potentials(system),
+                                                    "borrow": _identity})
         return cache[kernel]
 
     def advance(self, system, state, t0, h, n, counters=None, offset=0):
@@ -190,6 +191,11 @@ class Scheme:
         if counters is not None:
             counters[offset:offset + done] = out.iterations[:done]
         return status, done
+
+
+def _identity(obj):
+    """``borrow`` for a kernel run as Python (there are no reference counts to spare)."""
+    return obj
 
 
 def _callback_loads(system):
