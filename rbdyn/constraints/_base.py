@@ -187,6 +187,18 @@ class Constraint:
         kind_of(self).stiffness(self.data()[None, :], 0, *self.frames(x, R), lam, 0, K, np.zeros((8, 3)))
         return K
 
+    def velocity_product(self, x, R, v, w) -> np.ndarray:
+        """``g'' - B nu'``: the second derivative of the residual at zero accelerations, for
+        origin velocities ``v`` and world angular velocities ``w`` (leading body axis)."""
+        from . import kind_of
+
+        xa, Ra, xb, Rb = self.frames(x, R)
+        pick = lambda a, i: np.zeros(3) if i < 0 else np.ascontiguousarray(a[i], dtype=float)  # noqa: E731
+        gam = np.zeros(self.n_eq)
+        kind_of(self).velocity_product(self.data()[None, :], 0, xa, Ra, pick(v, self._i), pick(w, self._i), xb, Rb,
+                                       pick(v, self._j), pick(w, self._j), gam, 0, np.zeros((8, 3)))
+        return gam
+
     def jacobian(self, x, R) -> np.ndarray:
         """Jacobian of the residual rate w.r.t. each body's ``(v, omega_body)``, shape (n, 6N)
         (the world gradient with its rotation columns taken to body axes: ``B_rot R``)."""

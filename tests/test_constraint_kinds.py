@@ -1,0 +1,138 @@
+"""Every constraint kind of the registry, against central differences and in every scheme.
+
+For random configurations of two bodies (and of a body and the world), each kind's compiled
+gradient, geometric stiffness and velocity product are compared with central differences of
+its own residual (and of the generalized reaction ``B^T lam``); then every scheme that handles
+constraints runs with every kind and keeps the residual at its solver's tolerance.
+A new kind registered in ``rbdyn.constraints.KINDS`` is tested here without a new line.
+"""
+
+import numpy as np
+import pytest
+
+import rbdyn
+from rbdyn import so3
+from rbdyn.constraints import KINDS
+
+EPS = 1e-6
+CONSTRAINED = [n for n, c in rbdyn.schemes().items() if c.supports_constraints]
+
+
+def _make(kind, other, rng):
+    """A constraint of ``kind`` between body a and b (or the world), resolved in a system at a
+    random initial pose, so that the kind's defaults (held points, axes) are filled."""
+    J = rbdyn.box_inertia(1.0, (0.3, 0.2, 0.1))
+    a = rbdyn.RigidBody("a", 1.0, J, position=rng.normal(size=3), rotvec=rng.normal(size=3))
+    b = rbdyn.RigidBody("b", 2.0, 2 * J, position=rng.normal(size=3), rotvec=rng.normal(size=3))
+    kw = {"body": "a", "point_body": 0.3 * rng.normal(size=3)}
+    if other:
+        kw["other"] = "b"
+    if kind.cls is rbdyn.Rod and not other:
+        kw["other_point"] = rng.normal(size=3)
+    if kind.cls is rbdyn.RevoluteJoint:
+        kw["axis_body"] = rng.normal(size=3)
+    system = rbdyn.System([a, b] if other else [a], constraints=[kind.cls(**kw)])
+    return system.constraints[0], len(system.bodies)
+
+
+def _perturbed(n, rng):
+    x = rng.normal(size=(n, 3))
+    R = np.array([so3.exp(rng.normal(size=3)) for _ in range(n)])
+    return x, R
+
+
+def _moved(x, R, q):
+    """Configuration moved by the world increments q = (dx_a, dth_a, dx_b, dth_b)."""
+    x2, R2 = x.copy(), R.copy()
+    for i in range(len(x)):
+        x2[i] = x[i] + q[6 * i: 6 * i + 3]
+        R2[i] = so3.exp(q[6 * i + 3: 6 * i + 6]) @ R[i]
+    return x2, R2
+
+
+def _cases():
+    return [(k, other) for k in KINDS for other in (True, False)]
+
+
+@pytest.mark.parametrize("kind, other", _cases(), ids=lambda v: v.name if hasattr(v, "name") else ("body" if v else "world"))
+@pytest.mark.parametrize("seed", range(3))
+def test_gradient_matches_central_differences(kind, other, seed):
+    rng = np.random.default_rng(seed)
+    c, n = _make(kind, other, rng)
+    x, R = _perturbed(n, rng)
+    Ba, Bb = c.gradient(x, R)
+    B = np.hstack([Ba, Bb])[:, : 6 * n]
+    fd = np.zeros_like(B)
+    for col in range(6 * n):
+        e = np.zeros(6 * n)
+        e[col] = EPS
+        fd[:, col] = (c.residual(*_moved(x, R, e)) - c.residual(*_moved(x, R, -e))) / (2 * EPS)
+    assert np.max(np.abs(B - fd)) <= 1e-7 * (1 + np.max(np.abs(fd))), (B, fd)
+
+
+@pytest.mark.parametrize("kind, other", _cases(), ids=lambda v: v.name if hasattr(v, "name") else ("body" if v else "world"))
+@pytest.mark.parametrize("seed", range(3))
+def test_stiffness_matches_central_differences(kind, other, seed):
+    rng = np.random.default_rng(10 + seed)
+    c, n = _make(kind, other, rng)
+    x, R = _perturbed(n, rng)
+    lam = rng.normal(size=c.n_eq)
+
+    def reaction(x_, R_):
+        Ba, Bb = c.gradient(x_, R_)
+        return np.concatenate([Ba.T @ lam, Bb.T @ lam])[: 6 * n]
+
+    K = c.stiffness(x, R, lam)[: 6 * n, : 6 * n]
+    fd = np.zeros_like(K)
+    for col in range(6 * n):
+        e = np.zeros(6 * n)
+        e[col] = EPS
+        fd[:, col] = (reaction(*_moved(x, R, e)) - reaction(*_moved(x, R, -e))) / (2 * EPS)
+    assert np.max(np.abs(K - fd)) <= 1e-6 * (1 + np.max(np.abs(fd))), (K - fd)
+
+
+@pytest.mark.parametrize("kind, other", _cases(), ids=lambda v: v.name if hasattr(v, "name") else ("body" if v else "world"))
+@pytest.mark.parametrize("seed", range(3))
+def test_velocity_product_matches_the_second_difference(kind, other, seed):
+    """Along x(t) = x + v t, Lambda(t) = exp[w t] Lambda (zero accelerations), g'' = gamma."""
+    rng = np.random.default_rng(20 + seed)
+    c, n = _make(kind, other, rng)
+    x, R = _perturbed(n, rng)
+    v, w = rng.normal(size=(n, 3)), rng.normal(size=(n, 3))
+
+    def g(t):
+        return c.residual(x + v * t, np.array([so3.exp(w[i] * t) @ R[i] for i in range(n)]))
+
+    tau = 1e-4
+    fd = (g(tau) - 2 * g(0.0) + g(-tau)) / tau**2
+    gam = c.velocity_product(x, R, v, w)
+    assert np.max(np.abs(gam - fd)) <= 1e-5 * (1 + np.max(np.abs(fd))), (gam, fd)
+
+
+@pytest.mark.parametrize("scheme", CONSTRAINED)
+@pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.name)
+def test_every_scheme_runs_every_kind(scheme, kind):
+    """Two tumbling bodies joined by the kind, the first also held to the world by it, under gravity."""
+    rng = np.random.default_rng(3)
+    J = rbdyn.box_inertia(1.0, (0.3, 0.2, 0.1))
+    a = rbdyn.RigidBody("a", 1.0, J, position=(0.0, 0.0, 0.0), omega_body=(1.0, 2.0, 3.0), velocity=(0.1, 0.0, 0.0))
+    b = rbdyn.RigidBody("b", 2.0, 2 * J, position=(0.3, 0.1, -0.2), omega_body=(-1.0, 0.5, 2.0))
+    kw = {"axis_body": (0.0, 1.0, 0.0)} if kind.cls is rbdyn.RevoluteJoint else {}
+    to_world = kind.cls("a", point_body=(0.0, 0.0, 0.2), other_point=(0.0, 0.0, 0.2) if kind.cls is not rbdyn.Rod
+                        else (0.0, 0.5, 0.2), **kw) if kind.cls is not rbdyn.FixedJoint else None
+    between = kind.cls("b", point_body=(-0.15, -0.05, 0.1), other="a", **kw)
+    constraints = [c for c in (to_world, between) if c is not None]
+    system = rbdyn.System([a, b], constraints=constraints, gravity=(0.0, 0.0, -9.81))
+    traj = rbdyn.simulate(system, scheme, 1e-3, 0.2, every=20)
+    assert traj.status == "success"
+    tol = 1e-12 if "constraint_tol" in rbdyn.get_scheme(scheme).__dataclass_fields__ else 1e-9
+    assert traj.constraint.max() <= tol, traj.constraint.max()
+    assert rng is not None
+
+
+def test_registry_is_complete():
+    names = [k.name for k in KINDS]
+    assert len(set(names)) == len(names)
+    for k in KINDS:
+        assert k.cls.kind == k.name and k.n_rows == k.cls.n_eq
+        assert issubclass(k.cls, rbdyn.constraints.Constraint)
