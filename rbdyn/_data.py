@@ -19,7 +19,10 @@ Loads
     ``point_start[i + 1]``; the compiled user loads ``user_fn`` (a typed list
     of functions of :data:`LOAD_SIGNATURE`), their ``user_params`` (U, K) and
     ``user_potential`` (functions of :data:`POTENTIAL_SIGNATURE`), sorted by
-    body with ``user_start`` (N + 1,).
+    body with ``user_start`` (N + 1,); the linear springs from a body point to a
+    world point, ``spring_point`` (body axes), ``spring_anchor`` (world),
+    ``spring_stiffness`` and ``spring_rest`` (length), sorted by body with
+    ``spring_start``.
 Constraints
     See :mod:`rbdyn._constraints`.
 """
@@ -80,6 +83,11 @@ class Loads(NamedTuple):
     user_fn: object
     user_params: np.ndarray
     user_potential: object
+    spring_start: np.ndarray
+    spring_point: np.ndarray
+    spring_anchor: np.ndarray
+    spring_stiffness: np.ndarray
+    spring_rest: np.ndarray
 
 
 class Model(NamedTuple):
@@ -96,12 +104,13 @@ def _by_body(n_bodies, owners):
     return order, start
 
 
-def pack_loads(n_bodies, gravity, constant_forces, constant_torques, point_forces, compiled_loads) -> Loads:
+def pack_loads(n_bodies, gravity, constant_forces, constant_torques, point_forces, compiled_loads, springs=()) -> Loads:
     """The loads of a system as arrays.
 
     ``constant_forces`` / ``constant_torques``: (body, vector) pairs, summed per
     body in the order given; ``point_forces``: (body, point_body, force);
-    ``compiled_loads``: (body, fn, params, potential or None).
+    ``compiled_loads``: (body, fn, params, potential or None); ``springs``:
+    (body, point_body, anchor, stiffness, rest_length).
     """
     F = np.zeros((n_bodies, 3))
     T = np.zeros((n_bodies, 3))
@@ -121,6 +130,7 @@ def pack_loads(n_bodies, gravity, constant_forces, constant_torques, point_force
         u_params[row, : len(params)] = params
         fns.append(fn)
         pots.append(potential if potential is not None else njit_signature(_no_potential, POTENTIAL_SIGNATURE))
+    order, s_start = _by_body(n_bodies, [k for k, *_ in springs])
     return Loads(
         np.array(gravity, dtype=float),
         F,
@@ -132,6 +142,11 @@ def pack_loads(n_bodies, gravity, constant_forces, constant_torques, point_force
         function_list(LOAD_SIGNATURE, fns),
         u_params,
         function_list(POTENTIAL_SIGNATURE, pots),
+        s_start,
+        np.array([springs[j][1] for j in order], dtype=float).reshape(-1, 3),
+        np.array([springs[j][2] for j in order], dtype=float).reshape(-1, 3),
+        np.array([springs[j][3] for j in order], dtype=float),
+        np.array([springs[j][4] for j in order], dtype=float),
     )
 
 
@@ -179,6 +194,22 @@ def body_loads_into(model, i, t, x, R, v, W, f, tau):
         tau[0] += r1 * fk[2] - r2 * fk[1]
         tau[1] += r2 * fk[0] - r0 * fk[2]
         tau[2] += r0 * fk[1] - r1 * fk[0]
+    for k in range(loads.spring_start[i], loads.spring_start[i + 1]):
+        # a linear spring from the body point x + R p to the world anchor: f = -k (L - L0) d/L
+        p, a = loads.spring_point[k], loads.spring_anchor[k]
+        r0 = R[0, 0] * p[0] + R[0, 1] * p[1] + R[0, 2] * p[2]
+        r1 = R[1, 0] * p[0] + R[1, 1] * p[1] + R[1, 2] * p[2]
+        r2 = R[2, 0] * p[0] + R[2, 1] * p[1] + R[2, 2] * p[2]
+        d0, d1, d2 = x[0] + r0 - a[0], x[1] + r1 - a[1], x[2] + r2 - a[2]
+        length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+        scale = -loads.spring_stiffness[k] * (length - loads.spring_rest[k]) / length if length > 0.0 else 0.0
+        fs0, fs1, fs2 = scale * d0, scale * d1, scale * d2
+        f[0] += fs0
+        f[1] += fs1
+        f[2] += fs2
+        tau[0] += r1 * fs2 - r2 * fs1
+        tau[1] += r2 * fs0 - r0 * fs2
+        tau[2] += r0 * fs1 - r1 * fs0
 
 
 @njit

@@ -184,6 +184,15 @@ def energy_momentum_into(model, t, x, R, v, W, x_com, v_com, pm):
             p, f = loads.point_body[k], loads.point_force[k]
             for a in range(3):
                 potential -= f[a] * (x[i, a] + (Ri[a, 0] * p[0] + Ri[a, 1] * p[1] + Ri[a, 2] * p[2]))
+        # springs: k (L - L0)^2 / 2
+        for k in range(loads.spring_start[i], loads.spring_start[i + 1]):
+            p, anc = loads.spring_point[k], loads.spring_anchor[k]
+            L2 = 0.0
+            for a in range(3):
+                da = x[i, a] + (Ri[a, 0] * p[0] + Ri[a, 1] * p[1] + Ri[a, 2] * p[2]) - anc[a]
+                L2 += da * da
+            stretch = np.sqrt(L2) - loads.spring_rest[k]
+            potential += 0.5 * loads.spring_stiffness[k] * stretch * stretch
     potential += eval_potentials(model, t, x_com, R)
     return kinetic, potential
 

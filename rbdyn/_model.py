@@ -39,6 +39,7 @@ __all__ = [
     "ConstantTorque",
     "PointForce",
     "LoadCallback",
+    "Spring",
     "CompiledLoad",
     "compiled_load",
     "compiled_potential",
@@ -298,6 +299,45 @@ class PointForce:
 
 
 @dataclass(frozen=True, eq=False)
+class Spring:
+    """A linear spring from a point of ``body`` to a fixed world point.
+
+    The force on the body, at ``x + R point_body``, is ``-stiffness (L - rest_length) d / L``
+    with ``d`` from ``anchor`` to the point and ``L = |d|``; its potential energy
+    ``stiffness (L - rest_length)^2 / 2`` is part of the reported energy.
+
+    Parameters
+    ----------
+    body : str
+    point_body : array_like, (3,)
+        In the body frame, from the body origin.
+    anchor : array_like, (3,)
+        The world point.
+    stiffness : float
+        > 0 (N/m).
+    rest_length : float, optional
+        >= 0; by default the length at t = 0 (the system resolves it).
+    """
+
+    body: str
+    point_body: np.ndarray
+    anchor: np.ndarray
+    stiffness: float
+    rest_length: float | None = None
+
+    def __post_init__(self):
+        where = f"load.{self.body}"
+        object.__setattr__(self, "point_body", _finite_array(self.point_body, (3,), f"{where}.point_body"))
+        object.__setattr__(self, "anchor", _finite_array(self.anchor, (3,), f"{where}.anchor"))
+        object.__setattr__(self, "stiffness", _positive(self.stiffness, f"{where}.stiffness"))
+        if self.rest_length is not None:
+            r = _finite_scalar(self.rest_length, f"{where}.rest_length")
+            if r < 0:
+                raise InputError(f"{where}.rest_length", f"must be >= 0, got {r!r}")
+            object.__setattr__(self, "rest_length", r)
+
+
+@dataclass(frozen=True, eq=False)
 class LoadCallback:
     """A load computed by a Python function of time and configuration.
 
@@ -400,7 +440,7 @@ class System:
     Parameters
     ----------
     bodies : sequence of RigidBody
-    loads : sequence of ConstantForce, ConstantTorque, PointForce, CompiledLoad or LoadCallback
+    loads : sequence of ConstantForce, ConstantTorque, PointForce, Spring, CompiledLoad or LoadCallback
     constraints : sequence of SphericalJoint, Rod, RevoluteJoint or FixedJoint
     gravity : array_like, (3,)
         Uniform gravitational acceleration (world).
@@ -435,7 +475,7 @@ class System:
         # initial state, which must not leak into a constraint reused elsewhere.
         self.constraints = tuple(dataclasses.replace(c) if isinstance(c, Constraint) else c for c in constraints)
         for k, ld in enumerate(self.loads):
-            if not isinstance(ld, (ConstantForce, ConstantTorque, PointForce, LoadCallback, CompiledLoad)):
+            if not isinstance(ld, (ConstantForce, ConstantTorque, PointForce, Spring, LoadCallback, CompiledLoad)):
                 raise InputError(f"load[{k}]", f"unsupported load type {type(ld).__name__}")
             if ld.body not in self.index:
                 raise InputError(f"load[{k}].body", f"unknown body {ld.body!r}; bodies are {sorted(self.index)}")
@@ -500,6 +540,14 @@ class System:
         """Number of constraint residuals (3 per spherical joint, 1 per rod)."""
         return sum(c.n_eq for c in self.constraints)
 
+    def _rest_length(self, spring) -> float:
+        """A spring's rest length: given, or its length at t = 0."""
+        if spring.rest_length is not None:
+            return spring.rest_length
+        b = self.bodies[self.index[spring.body]]
+        origin = b.pivot if b.pivoted else b.position
+        return float(np.linalg.norm(origin + b.R_world_body @ spring.point_body - spring.anchor))
+
     def _pack(self) -> Model:
         bodies = Bodies(
             np.array([b.mass for b in self.bodies]),
@@ -516,6 +564,7 @@ class System:
             [(self.index[ld.body], ld.torque) for ld in of(ConstantTorque)],
             [(self.index[ld.body], ld.point_body, ld.force) for ld in of(PointForce)],
             [(self.index[ld.body], ld.fn, ld.params, ld.potential) for ld in of(CompiledLoad)],
+            [(self.index[ld.body], ld.point_body, ld.anchor, ld.stiffness, self._rest_length(ld)) for ld in of(Spring)],
         )
         return Model(bodies, loads, pack_constraints(self.constraints, self.n_bodies))
 

@@ -23,6 +23,7 @@ from ._model import (
     ConstantTorque,
     PointForce,
     RigidBody,
+    Spring,
     System,
     box_inertia,
 )
@@ -44,6 +45,7 @@ _LOAD_KEYS = {
     "force": {"type", "body", "force"},
     "torque": {"type", "body", "torque"},
     "point_force": {"type", "body", "point_body", "force"},
+    "spring": {"type", "body", "point_body", "anchor", "stiffness", "rest_length"},
 }
 # the scenario keys of every constraint kind come from the kind itself (rbdyn.constraints)
 _CONSTRAINT_KEYS = {k.name: {"type"} | set(k.cls.keys) for k in KINDS}
@@ -300,7 +302,7 @@ def _load(entry, k):
     if not isinstance(kind, str) or kind not in _LOAD_KEYS:
         raise InputError(f"{fld}.type", f"must be one of {', '.join(_LOAD_KEYS)}, got {_short(kind)}")
     _known(entry, _LOAD_KEYS[kind], fld)
-    for req in _LOAD_KEYS[kind] - {"type"}:
+    for req in _LOAD_KEYS[kind] - {"type", "rest_length"}:
         if req not in entry:
             raise InputError(f"{fld}.{req}", "is required")
     body = _string(entry["body"], f"{fld}.body")
@@ -308,6 +310,16 @@ def _load(entry, k):
         return ConstantForce(body, _numbers(entry["force"], (3,), f"{fld}.force"))
     if kind == "torque":
         return ConstantTorque(body, _numbers(entry["torque"], (3,), f"{fld}.torque"))
+    if kind == "spring":
+        rest = _number(entry["rest_length"], f"{fld}.rest_length") if "rest_length" in entry else None
+        try:
+            return Spring(body, _numbers(entry["point_body"], (3,), f"{fld}.point_body"),
+                          _numbers(entry["anchor"], (3,), f"{fld}.anchor"), _number(entry["stiffness"], f"{fld}.stiffness"),
+                          rest)
+        except InputError as err:
+            prefix = f"load.{body}"
+            raise InputError(fld + err.field[len(prefix):] if err.field.startswith(prefix) else err.field,
+                             err.message) from None
     return PointForce(body, _numbers(entry["point_body"], (3,), f"{fld}.point_body"), _numbers(entry["force"], (3,), f"{fld}.force"))
 
 
