@@ -11,6 +11,12 @@ step, a compiled load, a metric) are compiled for one explicit signature with
 :func:`njit_signature`: numba then types them by their signature, not by the
 object, so that the function that receives them compiles once for every
 function of that signature and is cached on disk like the rest.
+
+numba checks a cached function against its own source file only, not against the
+files of the functions it calls (a kernel in ``_rig.py`` links the constraint kinds
+of ``constraints/``). On import, :func:`_drop_stale_cache` therefore empties rbdyn's
+on-disk cache whenever any of rbdyn's sources changed, so that no process runs code
+compiled from an older rbdyn.
 """
 
 from __future__ import annotations
@@ -18,8 +24,11 @@ from __future__ import annotations
 import contextlib
 import dis
 import functools
+import hashlib
+import os
 import types
 import warnings
+from pathlib import Path
 
 import numba
 from numba.core import cgutils
@@ -28,6 +37,44 @@ from numba.extending import intrinsic
 
 __all__ = ["njit", "njit_inline", "njit_signature", "function_list", "python_variant", "jit_enabled", "quiet",
            "borrow"]
+
+
+_PACKAGE = Path(__file__).resolve().parent
+_STAMP = _PACKAGE / "__pycache__" / "rbdyn-sources.sha256"
+
+
+def _sources_digest() -> str:
+    digest = hashlib.sha256()
+    for path in sorted(_PACKAGE.rglob("*.py")):
+        digest.update(str(path.relative_to(_PACKAGE)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _drop_stale_cache() -> None:
+    """Delete rbdyn's cached compiled code (``__pycache__/*.nbi, *.nbc``) if a source changed.
+
+    The digest of every ``.py`` file of the package is kept next to the cache; a different
+    digest deletes every cached kernel before anything is compiled. An installation that
+    cannot be written (numba then caches elsewhere) is left alone.
+    """
+    digest = _sources_digest()
+    try:
+        if _STAMP.read_text().strip() == digest:
+            return
+    except OSError:
+        pass
+    try:
+        for path in _PACKAGE.rglob("__pycache__/*.nb[ic]"):
+            path.unlink(missing_ok=True)
+        _STAMP.parent.mkdir(exist_ok=True)
+        tmp = _STAMP.with_name(f"{_STAMP.name}.{os.getpid()}.tmp")
+        tmp.write_text(digest + "\n")
+        os.replace(tmp, _STAMP)
+    except OSError:
+        pass
+
+
+_drop_stale_cache()
 
 
 @contextlib.contextmanager

@@ -1,0 +1,67 @@
+"""rbdyn drops its on-disk compiled code when any of its sources changes.
+
+numba checks a cached kernel against the kernel's own file only; a kernel that
+links helpers of other files (the constraint kinds) would otherwise run code
+compiled from an older rbdyn. :func:`rbdyn._jit._drop_stale_cache` is run on
+a copy of a package tree here, never on the installed one.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rbdyn import _jit
+
+
+@pytest.fixture
+def package(tmp_path, monkeypatch):
+    root = tmp_path / "pkg"
+    (root / "sub" / "__pycache__").mkdir(parents=True)
+    (root / "__pycache__").mkdir()
+    (root / "a.py").write_text("x = 1\n")
+    (root / "sub" / "b.py").write_text("y = 2\n")
+    monkeypatch.setattr(_jit, "_PACKAGE", root)
+    monkeypatch.setattr(_jit, "_STAMP", root / "__pycache__" / "rbdyn-sources.sha256")
+    return root
+
+
+def _cached(root):
+    files = [root / "__pycache__" / "a.f-1.py311.nbi", root / "sub" / "__pycache__" / "b.g-3.py311.nbc"]
+    for f in files:
+        f.write_bytes(b"compiled")
+    return files
+
+
+def test_unchanged_sources_keep_the_cache(package):
+    _jit._drop_stale_cache()  # first import: no stamp yet, so nothing cached can be trusted
+    files = _cached(package)
+    _jit._drop_stale_cache()
+    assert all(f.exists() for f in files)
+
+
+@pytest.mark.parametrize("change", ["edit", "new file"])
+def test_a_changed_source_anywhere_drops_every_cached_kernel(package, change):
+    _jit._drop_stale_cache()
+    files = _cached(package)
+    if change == "edit":
+        (package / "sub" / "b.py").write_text("y = 3\n")  # another file than the cached kernel's
+    else:
+        (package / "sub" / "c.py").write_text("z = 0\n")
+    _jit._drop_stale_cache()
+    assert not any(f.exists() for f in files)
+    (package / "__pycache__" / "a.py311.pyc").write_bytes(b"bytecode")  # Python's own cache is not numba's
+    _jit._drop_stale_cache()
+    assert (package / "__pycache__" / "a.py311.pyc").exists()
+
+
+def test_a_read_only_installation_is_left_alone(package, monkeypatch):
+    _jit._drop_stale_cache()
+    files = _cached(package)
+    (package / "a.py").write_text("x = 2\n")
+
+    def refuse(*args, **kwargs):
+        raise PermissionError("read-only")
+
+    monkeypatch.setattr(type(package), "unlink", refuse)
+    _jit._drop_stale_cache()  # no exception
+    assert all(f.exists() for f in files)
