@@ -29,12 +29,11 @@ from numba import types
 from ._constraints import residuals_into
 from ._data import eval_potentials
 from ._jit import njit, njit_inline
+from ._scheme import STATUS_REPORT  # returned when a reported quantity is not finite
 
 __all__ = ["Output", "Monitor", "start", "count_iterations", "monitor", "record_due", "record", "METRIC_SIGNATURE",
            "BUILTIN", "STATUS_REPORT"]
 
-#: Returned by :func:`run` when a reported quantity is not finite.
-STATUS_REPORT = 5
 
 #: The built-in reductions, in the order of ``Monitor.b_*``.
 BUILTIN = ("energy", "energy_error", "linear_momentum_error", "angular_momentum_error", "constraint")

@@ -366,7 +366,7 @@ def compiled_load(fn=None, *, cache: bool = True):
     writes the force at the mass centre and the torque about it (world
     components) into ``force`` and ``torque``, 3-vectors that are zero on
     entry; ``params`` is the load's parameter vector. It is compiled by
-    numba for exactly this signature (:data:`rbdyn._data.LOAD_SIGNATURE`) and
+    numba for exactly this signature (``rbdyn._data.LOAD_SIGNATURE``) and
     runs inside the compiled step. Give ``cache=False`` for a function
     defined in a notebook or at the prompt (numba cannot cache those).
     """
@@ -449,7 +449,8 @@ class System:
     -----
     Loads and constraints name their bodies; unknown names are an
     :class:`~rbdyn.InputError`. ``System.model`` holds the named arrays the
-    compiled steps read (:class:`rbdyn._data.Model`).
+    compiled steps read (a named tuple ``Model`` of ``Bodies``, loads and
+    constraints, defined in ``rbdyn/_data.py``).
     """
 
     def __init__(self, bodies, loads=(), constraints=(), gravity=(0.0, 0.0, 0.0)):
@@ -500,7 +501,10 @@ class System:
         """Refuse initial states off the constraints, and constraints without a direction.
 
         Redundant constraints (the rows of a closed loop that repeat each other) are allowed:
-        the solvers take the minimum-norm reactions.
+        where the solve's matrix is singular it takes the minimum-norm increment. The motion is
+        then determined; gen_alpha's multipliers (started from zero at each step) are the
+        minimum-norm ones, while the RIG impulses (started from the previous step's) may carry a
+        self-stress along the redundant combination of rows, which exerts no force.
         """
         for k, c in enumerate(self.constraints):
             with quiet():
@@ -519,7 +523,7 @@ class System:
                 )
             # a row that no degree of freedom of its bodies can change (a rod along a pivoted body's
             # axis through its pivot, or whose ends meet) cannot be held; rows that repeat others
-            # (a closed loop) can: the solvers take the minimum-norm reactions
+            # (a closed loop) can: the solves take the minimum-norm increment (see the docstring)
             H = c.jacobian(x, R)
             keep = [6 * i + a for i, b in enumerate(self.bodies) for a in range(6) if a >= 3 or not b.pivoted]
             if np.any(np.max(np.abs(H[:, keep]), axis=1) <= 1e-12 * size):

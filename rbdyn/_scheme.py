@@ -52,6 +52,7 @@ STATUS_NONFINITE = 1
 STATUS_NEWTON = 2
 STATUS_SINGULAR = 3
 STATUS_CONSTRAINT = 4
+STATUS_REPORT = 5  # a recorded quantity (energy, momentum, residual) is not finite: see rbdyn._driver
 
 STATUS_TEXT = {
     STATUS_NONFINITE: "the state became non-finite (nan or inf); reduce the step size",
@@ -63,6 +64,10 @@ STATUS_TEXT = {
     STATUS_CONSTRAINT: (
         "the constraint iteration did not converge: the constraints cannot be met at the end of this step "
         "(unsatisfiable, or the step is too large for the motion); reduce the step size or raise constraint_max_iter"
+    ),
+    STATUS_REPORT: (
+        "the energy, momentum or constraint residual to be recorded is not finite (it overflowed although the "
+        "state did not); reduce the step size, or give loads and inputs of moderate size"
     ),
 }
 

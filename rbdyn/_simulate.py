@@ -399,7 +399,7 @@ def simulate(
             # the initial state's derived quantities: an input problem, not a numerical one
             raise InputError("system", "the initial energy or momentum is not finite: give inputs of moderate size")
         rows, steps = 1 + k // every, k
-        reason = STATUS_TEXT.get(code, f"status {code}")
+        reason = STATUS_TEXT[code]
         failure = NumericalError(k * dt, k + 1, reason)
         status, message = "failure", str(failure)
     traj = Trajectory(
