@@ -1,8 +1,10 @@
 """The ``rbdyn`` command line.
 
-``rbdyn list`` prints the built-in scenarios and the schemes;
+``rbdyn list`` prints the built-in scenarios, the schemes and the constraint kinds;
 ``rbdyn show NAME`` prints a built-in scenario file (to copy and edit);
-``rbdyn run SCENARIO [options]`` runs a scenario and writes CSV.
+``rbdyn run SCENARIO [options]`` runs a scenario and writes CSV, and with
+``--plot FILE.png`` a figure of energy, momentum and constraint residual over
+time in the book's style (:func:`rbdyn.plotting.plot_run`).
 
 Exit status (the contract, see :mod:`rbdyn._errors`):
 
@@ -15,8 +17,9 @@ Exit status (the contract, see :mod:`rbdyn._errors`):
 * 3: anything else, "internal error, please report" (the traceback with
   ``--debug`` or the environment variable ``RBDYN_DEBUG=1``).
 
-Outputs are written to a temporary file in the same directory and renamed
-into place only when complete.
+Outputs (``--out``, ``--plot``) are written to a temporary file in the same
+directory and renamed into place only when complete; after a failure the
+figure is not written.
 """
 
 from __future__ import annotations
@@ -34,8 +37,11 @@ from ._errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_NUMERICAL, EXIT_OK, InputEr
 from ._scenario import builtin_scenario_text, builtin_scenarios, load_scenario
 from ._scheme import schemes
 from ._simulate import _check_run_args
+from .constraints import KINDS
 
 __all__ = ["main"]
+
+PLOT_FORMATS = ("png", "pdf", "svg")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -77,6 +83,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--t-end", type=float, help="duration >= 0")
     run.add_argument("--every", type=int, help="output every N steps (N >= 1)")
     run.add_argument("--out", help="CSV file (default: stdout)")
+    run.add_argument("--plot", metavar="FILE", help="also write a figure of energy, momentum and constraint residual "
+                                                    f"over time ({', '.join('.' + e for e in PLOT_FORMATS)})")
     run.add_argument("--no-progress", action="store_true", help="no progress bar on a terminal")
     for fld, (opt, typ, names) in sorted(_scheme_settings().items()):
         run.add_argument(opt, dest=f"setting_{fld}", type=typ, help=f"setting of {', '.join(sorted(names))}")
@@ -86,13 +94,18 @@ def _parser() -> argparse.ArgumentParser:
 def _list(out):
     scen = builtin_scenarios()
     sch = schemes()
-    width = max(map(len, list(scen) + list(sch)))
+    kinds = {kind.name: kind.cls for kind in KINDS}
+    width = max(map(len, list(scen) + list(sch) + list(kinds)))
     out.write("Scenarios:\n")
     for name, desc in scen.items():
         out.write(f"  {name:<{width}}  {desc}\n")
     out.write("Schemes:\n")
     for name, cls in sch.items():
         out.write(f"  {name:<{width}}  {cls.description}\n")
+    out.write("Constraint kinds ([[constraint]] type = ...):\n")
+    for name, cls in kinds.items():
+        summary = (cls.__doc__ or "").strip().splitlines()[0].replace("``", "") if cls.__doc__ else ""
+        out.write(f"  {name:<{width}}  {summary} Keys: {', '.join(sorted(cls.keys))}.\n")
 
 
 def _run_arg_error(err, args, scenario):
@@ -139,6 +152,7 @@ def _run(args):
     except InputError as err:
         raise _run_arg_error(err, args, scenario) from None
     target = _out_target(args, scenario) if args.out is not None else None  # before a long run, not after it
+    figure = _plot_target(args, target) if args.plot is not None else None
     failure = None
     try:
         traj = scenario.run(scheme, dt, t_end, every, progress=False if args.no_progress else None)
@@ -151,6 +165,8 @@ def _run(args):
             traj.to_csv(sys.stdout)
         else:
             _write_atomically(traj, target)
+        if figure is not None:
+            _plot_atomically(traj, figure, scenario.name)
         return
     if target is None:
         raise NumericalError(failure.t, failure.step, failure.reason + "; no rows written (give --out to keep the rows "
@@ -177,6 +193,53 @@ def _out_target(args, scenario) -> Path:
     if same:
         raise InputError("--out", "is the scenario file itself; choose another file", "arguments")
     return target
+
+
+def _plot_target(args, csv_target) -> Path:
+    """The resolved --plot path: a new or existing .png/.pdf/.svg file in a writable directory."""
+    suffix = Path(args.plot).suffix.lower().lstrip(".")
+    if suffix not in PLOT_FORMATS:
+        raise InputError("--plot", f"must end in one of {', '.join('.' + e for e in PLOT_FORMATS)} "
+                                   f"(got {args.plot!r})", "arguments")
+    try:
+        target = Path(args.plot).resolve()
+        ok = not target.is_dir() and target.parent.is_dir() and os.access(target.parent, os.W_OK)
+    except (OSError, ValueError) as exc:
+        raise InputError("--plot", f"not a usable file name ({getattr(exc, 'strerror', None) or exc})",
+                         "arguments") from None
+    if not ok:
+        raise InputError("--plot", f"cannot write {args.plot!r}: not a file in an existing, writable directory",
+                         "arguments")
+    if csv_target is not None and target == csv_target:
+        raise InputError("--plot", "is the --out file; choose another file", "arguments")
+    try:
+        import matplotlib  # noqa: F401  (an optional dependency, needed only here)
+    except ImportError:
+        raise InputError("--plot", "needs matplotlib, which is not installed (pip install matplotlib)",
+                         "arguments") from None
+    return target
+
+
+def _plot_atomically(traj, target: Path, title: str) -> None:
+    """Draw the figure to a temporary file beside ``target`` and rename it into place when complete."""
+    from .plotting import plot_run
+
+    fd, tmp = None, None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        with os.fdopen(fd, "wb") as fh:
+            fd = None
+            plot_run(traj, fh, format=target.suffix.lower().lstrip("."), title=title)
+        os.replace(tmp, target)
+        tmp = None
+    except OSError as exc:
+        raise InputError("--plot", f"cannot write {target.name}: {exc.strerror or exc}; any previous {target.name} "
+                                   "is unchanged", "output") from None
+    finally:
+        if fd is not None:
+            os.close(fd)
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def _write_atomically(traj, target: Path) -> None:

@@ -85,8 +85,12 @@ def test_list(capsys):
         assert desc and entries[name] == desc
     for name, cls in rbdyn.schemes().items():
         assert entries[name] == cls.description
-    assert len(entries) == len(rbdyn.builtin_scenarios()) + len(rbdyn.schemes())
-    assert lines.index("Scenarios:") < lines.index("Schemes:")
+    kinds = rbdyn.constraints.kind_names()
+    for name in kinds:  # every registered constraint kind, with the keys a scenario gives it
+        assert "Keys: " in entries[name] and "body, " in entries[name]
+    assert set(kinds) == {"spherical", "rod", "revolute", "fixed"}
+    assert len(entries) == len(rbdyn.builtin_scenarios()) + len(rbdyn.schemes()) + len(kinds)
+    assert lines.index("Scenarios:") < lines.index("Schemes:") < lines.index("Constraint kinds ([[constraint]] type = ...):")
 
 
 @pytest.mark.parametrize("name", list(rbdyn.builtin_scenarios()))
@@ -137,6 +141,40 @@ def test_run_out_file(capsys, tmp_path):
     rc, out, err = cli(capsys, "run", "boxes-complex", "--t-end", "0.05", "--every", "10", "--out", path)
     assert rc == 0 and out == "" and err == ""
     assert_csv_equals(path.read_text(encoding="utf-8"), rbdyn.load_scenario("boxes-complex").run(t_end=0.05, every=10))
+
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("name, suffix, magic", [("pendulum-solfec", "png", PNG), ("boxes-complex", "pdf", b"%PDF"),
+                                                 ("double-pendulum", "svg", b"<?xml")])
+def test_run_plot(capsys, tmp_path, name, suffix, magic):
+    plot, csv = tmp_path / f"run.{suffix}", tmp_path / "run.csv"
+    rc, out, err = cli(capsys, "run", name, "--t-end", "0.2", "--plot", plot, "--out", csv)
+    assert rc == 0 and out == "" and err == ""
+    assert plot.read_bytes().startswith(magic)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([plot.name, csv.name])  # no temporary file left
+
+
+def test_run_plot_to_stdout_run(capsys, tmp_path):
+    plot = tmp_path / "run.png"
+    rc, out, err = cli(capsys, "run", "boxes-simple", "--t-end", "0.01", "--plot", plot)
+    assert rc == 0 and err == "" and out.startswith("t,")
+    assert plot.read_bytes().startswith(PNG)
+
+
+@pytest.mark.parametrize("plot, expected", [
+    ("run.gif", "--plot: must end in one of .png, .pdf, .svg"),
+    ("run", "--plot: must end in one of .png, .pdf, .svg"),
+    ("nodir/run.png", "--plot: cannot write"),
+    ("out.png", "--plot: is the --out file"),
+])
+def test_run_plot_invalid(capsys, tmp_path, plot, expected):
+    rc, out, err = cli(capsys, "run", "boxes-simple", "--t-end", "0.01", "--out", tmp_path / "out.png",
+                       "--plot", tmp_path / plot)
+    assert rc == 2 and out == ""
+    assert expected in one_error_line(err)
+    assert list(tmp_path.iterdir()) == []  # refused before the run: nothing written
 
 
 @pytest.mark.parametrize("scheme", list(rbdyn.schemes()))
@@ -665,6 +703,12 @@ def test_numerical_failure(capsys, tmp_path):
     text = (tmp_path / "out.partial.csv").read_text(encoding="utf-8")
     assert_csv_equals(text, ref)
     assert len(parse_csv(text)[1]) == step  # rows at steps 0 .. step-1
+    # a figure is drawn for finished runs only: a good one from before stays as it was
+    good = tmp_path / "run.png"
+    good.write_bytes(b"a good figure")
+    rc, out, err = cli(capsys, "run", path, "--out", csv, "--plot", good)
+    assert rc == 1 and good.read_bytes() == b"a good figure"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["blow-up.toml", "out.partial.csv", "run.png"]
     # to stdout: no rows that could pass for a complete run
     rc, out, err = cli(capsys, "run", path)
     assert rc == 1 and out == ""
