@@ -6,6 +6,12 @@ cell is a test item, executed in a kernel of the current environment (``--nbval-
 the default here; ``--nbval-kernel-name`` still overrides it). The pages carry no stored outputs,
 so nothing is compared: a page fails through an exception, i.e. its acceptance ``assert`` cells.
 
+The pages are read with myst-nb's own reader, so that the cells nbval runs are exactly those the
+book renders. When the environment variable ``RBDYN_EXECUTED_DIR`` names a directory (``dev.py``
+sets it), every page whose cells all passed is written there as an executed notebook with its
+outputs and its execution time; ``dev.py`` then hands them to the book build (myst-nb's cache),
+which renders them instead of executing the pages a second time.
+
 Guards:
 * nothing under ``_build/`` (executed copies of the pages) is ever collected, and naming such a
   path on the command line is a usage error;
@@ -13,20 +19,26 @@ Guards:
   collected, the run fails instead of passing vacuously.
 """
 
+import json
+import os
+import time
 from pathlib import Path
 
 import pytest
 
 try:
-    import jupytext
+    import nbformat
     import yaml
+    from myst_nb.core.read import read_myst_markdown_notebook
     from nbval import plugin as nbval_plugin
 except ImportError:  # without nbval there is no --nbval, hence nothing to collect
-    jupytext = nbval_plugin = None
+    nbval_plugin = None
 
 ROOT = Path(__file__).resolve().parent
 BOOK = ROOT / "book"
 BUILD = ROOT / "_build"
+# the book's one matplotlib style (rbdyn/book.mplstyle) for every page the kernels run
+os.environ.setdefault("MATPLOTLIBRC", str(ROOT / "rbdyn" / "book.mplstyle"))
 
 
 def _nbval_active(config):
@@ -93,20 +105,54 @@ def pytest_collection_modifyitems(session, config, items):
 if nbval_plugin is not None:
 
     class MystNotebookFile(nbval_plugin.IPyNbFile):
-        """nbval's notebook collector, reading the notebook through jupytext.
+        """nbval's notebook collector, reading the notebook with myst-nb's reader.
 
         ``IPyNbFile.collect`` loads the file with ``nbformat.read``, looked up in
         ``nbval.plugin``'s namespace; while ``collect`` runs, that name is bound to a proxy whose
-        ``read`` returns the notebook jupytext read. Everything else is nbval's own.
+        ``read`` returns the notebook myst-nb read (the cells the book renders). After the last
+        cell, :meth:`teardown` writes the executed notebook for the book (see the module docs).
         """
 
         def collect(self):
             real = nbval_plugin.nbformat
-            nbval_plugin.nbformat = _NotebookReader(real, jupytext.read(self.path))
+            notebook = read_myst_markdown_notebook(self.path.read_text(encoding="utf-8"), path=str(self.path))
+            nbval_plugin.nbformat = _NotebookReader(real, notebook)
             try:
                 yield from super().collect()
             finally:
                 nbval_plugin.nbformat = real
+
+        def setup(self):
+            self._started = time.perf_counter()
+            super().setup()
+
+        def teardown(self):
+            super().teardown()
+            folder = os.environ.get("RBDYN_EXECUTED_DIR")
+            cells = [c for c in self.session.items if c.parent is self]
+            if not folder or not cells or not all(getattr(c, "_rbdyn_passed", False) for c in cells):
+                return
+            # the notebook as the book reads it, with the outputs this run produced
+            notebook = read_myst_markdown_notebook(self.path.read_text(encoding="utf-8"), path=str(self.path))
+            code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+            for count, (cell, item) in enumerate(zip(code, cells), start=1):
+                cell.outputs = list(item.test_outputs or [])
+                cell.execution_count = count
+            relative = self.path.resolve().relative_to(ROOT).with_suffix(".ipynb")
+            target = Path(folder) / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            nbformat.write(notebook, str(target))
+            record = {"source": str(self.path.resolve()), "execution_seconds": time.perf_counter() - self._started}
+            target.with_suffix(".json").write_text(json.dumps(record), encoding="utf-8")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Mark each notebook cell that ran and passed (for the executed notebook of the book)."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call" and nbval_plugin is not None and isinstance(item, nbval_plugin.IPyNbCell):
+        item._rbdyn_passed = report.passed
 
 
 class _NotebookReader:

@@ -72,11 +72,16 @@ def _table(app, fromdocname, records):
     body = nodes.tbody()
     group += body
     order = {doc: k for k, doc in enumerate(_toc_order(app))}
-    for (page, name), cells in sorted(rows.items(), key=lambda kv: (order.get(kv[0][0], 1e9), kv[0][0])):
+    docs = {page: _docname(app, page) for page, _ in rows}
+    for (page, name), cells in sorted(rows.items(), key=lambda kv: (order.get(docs[kv[0][0]], 1e9), kv[0][0])):
         row = nodes.row()
-        ref = nodes.reference("", page.split("/")[-1], internal=True,
-                              refuri=app.builder.get_relative_uri(fromdocname, page))
-        row += nodes.entry("", nodes.paragraph("", "", ref))
+        doc = docs[page]
+        title = app.env.titles[doc].astext() if doc in app.env.titles else page
+        if doc is None:
+            link = nodes.Text(page)
+        else:
+            link = nodes.reference("", title, internal=True, refuri=app.builder.get_relative_uri(fromdocname, doc))
+        row += nodes.entry("", nodes.paragraph("", "", link))
         row += nodes.entry("", nodes.paragraph(text=name))
         for c in cols[2:]:
             r = cells.get(c)
@@ -102,14 +107,29 @@ def _scheme_order(app):
 
 
 def _toc_order(app):
-    # Document names in the order of the table of contents (sphinx-external-toc keeps it).
-    toc = getattr(app.env, "external_site_map", None)
-    if toc is not None:
-        try:
-            return [d for d in toc]
-        except TypeError:
-            pass
-    return sorted(app.env.found_docs)
+    """Document names in the order of the table of contents (depth first)."""
+    site_map = getattr(app.env, "external_site_map", None) or getattr(app.config, "external_site_map", None)
+    if site_map is None:
+        return sorted(app.env.found_docs)
+    order = []
+
+    def walk(docname):
+        if docname in order or docname not in site_map:
+            return
+        order.append(docname)
+        for item in site_map[docname].child_files():
+            walk(item)
+
+    walk(site_map.root.docname)
+    return order + sorted(set(app.env.found_docs) - set(order))
+
+
+def _docname(app, page):
+    """The document a check's page names: ``validation/pendulum`` is ``book/validation/pendulum``."""
+    for candidate in (page, f"book/{page}"):
+        if candidate in app.env.found_docs:
+            return candidate
+    return None
 
 
 def _resolve(app, doctree, fromdocname):
