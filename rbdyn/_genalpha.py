@@ -58,7 +58,7 @@ from ._data import body_loads_into, user_loads_into
 from ._driver import STATUS_REPORT, count_iterations, monitor, record, record_due, start
 from ._errors import InputError
 from ._jit import borrow, njit, njit_inline, quiet
-from ._scheme import STATUS_NEWTON, STATUS_NONFINITE, STATUS_OK, STATUS_SINGULAR, Scheme, _callback_loads, _isfinite
+from ._scheme import STATUS_CONSTRAINT, STATUS_NEWTON, STATUS_NONFINITE, STATUS_OK, STATUS_SINGULAR, Scheme, _callback_loads, _isfinite
 from ._small import body_finite, exp_scaled_into, matmul_into, reorthonormalize, rodrigues_into, solve3, sub_hat
 from .so3 import _sinc_coeffs
 
@@ -459,12 +459,25 @@ def _coupled(model, coef, h, atol, rtol, dof, nd, x0, R0, x, R, v, W, V, vd, lam
         rhs_copy[a] = rhs[a]
         for b in range(nt):
             S_copy[a, b] = S[a, b]
+    contradicting = False
     if not lu_solve_inplace(S, rhs, 1e-13):  # (scaled by beta h^2: constraint rows are O(1), inertia O(1))
         # redundant constraints (a closed loop): the minimum-norm increment
         for a in range(nt):
             rhs[a] = rhs_copy[a]
         if not solve_min_norm(S_copy, rhs, 1e-12):
             return -1.0
+        # Rows that repeat each other are met by the least-squares increment up to a remainder of
+        # second order in the residual; rows that contradict each other are not met at all (the
+        # remainder is as large as the residual). Told apart once the iteration has converged.
+        c_max, e_max = 0.0, 0.0
+        for a in range(nd, nt):
+            e = -rhs_copy[a]
+            for b in range(nt):
+                e += S_copy[a, b] * rhs[b]
+            if abs(rhs_copy[a]) > 100.0 * cfloor[a]:
+                c_max = max(c_max, abs(rhs_copy[a]))
+                e_max = max(e_max, abs(e))
+        contradicting = c_max > 0.0 and e_max > 0.5 * c_max
     # error measure (before the update), then the update
     s = 0.0
     for i in bodies:
@@ -475,6 +488,8 @@ def _coupled(model, coef, h, atol, rtol, dof, nd, x0, R0, x, R, v, W, V, vd, lam
         s += e * e
     if not np.isfinite(s):
         return np.nan
+    if contradicting and s <= nt:  # converged (the caller's test is sqrt(s / nt) <= 1)
+        return -2.0
     for i in bodies:
         _apply_increment(i, pivoted, rhs, dof[i], h, bp, gp, dq, V, vd)
         _place(i, pivoted, x0, R0, dq, h, x, R, V, v, W, H)
@@ -537,6 +552,8 @@ def _step(model, x, R, v, W, acc, vd, lam, wk, coef, atol, rtol, max_iter, user,
                            wk.S, wk.rhs, wk.body, wk.coupled)
             if err == -1.0:
                 return STATUS_SINGULAR, iters
+            if err == -2.0:  # converged on constraints that contradict each other
+                return STATUS_CONSTRAINT, iters
             if err <= 1.0:
                 converged = True
                 break

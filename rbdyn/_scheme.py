@@ -58,12 +58,13 @@ STATUS_TEXT = {
     STATUS_NONFINITE: "the state became non-finite (nan or inf); reduce the step size",
     STATUS_NEWTON: "the Newton iteration did not converge; reduce the step size or relax the tolerance",
     STATUS_SINGULAR: (
-        "the constraint system is singular (redundant constraints, or a rod whose ends meet); "
-        "check the constraints or reduce the step size"
+        "the constraint system cannot be solved: no motion changes one of its rows (a rod whose ends meet, "
+        "for example); check the constraints or reduce the step size"
     ),
     STATUS_CONSTRAINT: (
-        "the constraint iteration did not converge: the constraints cannot be met at the end of this step "
-        "(unsatisfiable, or the step is too large for the motion); reduce the step size or raise constraint_max_iter"
+        "the constraints cannot be met at the end of this step (they contradict each other, or the step is too "
+        "large for the motion); check the constraints, reduce the step size, or (RIG schemes) raise "
+        "constraint_max_iter"
     ),
     STATUS_REPORT: (
         "the energy, momentum or constraint residual to be recorded is not finite (it overflowed although the "

@@ -171,6 +171,33 @@ def test_unsatisfiable_step_is_a_numerical_error():
         assert np.all(np.isfinite(err.trajectory.x_com))
 
 
+def _ball_between(offset):
+    """A ball held by two rods of length 1 - offset to world points 2 m apart."""
+    ball = rbdyn.RigidBody("ball", 1.0, (1e-3, 1e-3, 1e-3))
+    return rbdyn.System([ball], constraints=[rbdyn.Rod("ball", other_point=(-1.0, 0.0, 0.0), length=1.0 - offset),
+                                             rbdyn.Rod("ball", other_point=(1.0, 0.0, 0.0), length=1.0 - offset)])
+
+
+@pytest.mark.parametrize("offset", [1e-6, 1e-8, 1e-12])
+@pytest.mark.parametrize("scheme", ["rig_pos", "rig_neg", "rig_imp", "gen_alpha"])
+def test_contradicting_constraints_are_a_numerical_error(scheme, offset):
+    # accepted at t = 0 (within the initial check), but no position meets both rods
+    with pytest.raises(rbdyn.NumericalError, match="cannot be met") as info:
+        rbdyn.simulate(_ball_between(offset), scheme, 0.01, 0.1)
+    assert (info.value.t, info.value.step) == (0.0, 1)
+
+
+@pytest.mark.parametrize("scheme", ["rig_pos", "rig_neg", "rig_imp", "gen_alpha"])
+def test_repeated_constraints_are_met(scheme):
+    # the same rod twice: rows that repeat each other, met by the minimum-norm increments
+    ball = rbdyn.RigidBody("ball", 1.0, (1e-3, 1e-3, 1e-3), position=(1.0, 0.0, 0.0), velocity=(0.0, 1.0, 0.0))
+    rods = [rbdyn.Rod("ball", other_point=(0.0, 0.0, 0.0)) for _ in range(2)]
+    twice = rbdyn.simulate(rbdyn.System([ball], constraints=rods, gravity=(0.0, -9.81, 0.0)), scheme, 1e-3, 1.0)
+    once = rbdyn.simulate(rbdyn.System([ball], constraints=rods[:1], gravity=(0.0, -9.81, 0.0)), scheme, 1e-3, 1.0)
+    assert twice.constraint.max() <= 1e-13
+    np.testing.assert_allclose(twice.x_com, once.x_com, rtol=0, atol=1e-9)
+
+
 def test_iteration_limit_is_a_setting():
     # the first step starts from zero reactions and needs more than one iteration
     system = pendulum()
