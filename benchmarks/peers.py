@@ -1,13 +1,17 @@
 """MuJoCo models of the book's benchmark problems, shared by the benchmarks and the book.
 
-Three problems, each built from rbdyn's own scenario file so that the numbers are written
+Five problems, each built from rbdyn's own scenario file so that the numbers are written
 once (``rbdyn/scenarios/*.toml``):
 
 * :func:`boxes` -- N free, non-interacting boxes of the Boxes complex scenario
   (``boxes-complex``): free joints, contacts disabled;
 * :func:`heavy_top` -- the heavy symmetrical top of ``heavy-top-solfec``: one body on a
   ball joint at the pivot, its mass centre ``com_body`` from it;
-* :func:`pendulum` -- the pendulum of ``pendulum-solfec``: a mass point on a hinge.
+* :func:`pendulum` -- the pendulum of ``pendulum-solfec``: a mass point on a hinge;
+* :func:`double_pendulum` -- the double pendulum of ``double-pendulum``: two mass points
+  on two hinges, the second carried by the first;
+* :func:`jointed_top` -- the heavy top of ``heavy-top-kynema`` (a free body held by a
+  spherical joint in rbdyn): one body on a ball joint at the joint's world point.
 
 :func:`simulate` steps a model with ``mujoco.rollout`` (one thread) and returns a
 :class:`Run` whose :meth:`Run.state` gives rbdyn's names and frames (``x_com``,
@@ -35,6 +39,7 @@ the book do that).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 import os
@@ -53,6 +58,7 @@ except ImportError:  # the rbdyn parts of the benchmarks still run
 
 __all__ = [
     "INTEGRATORS",
+    "MAX_BODIES",
     "POINT_INERTIA",
     "Peer",
     "Run",
@@ -61,6 +67,9 @@ __all__ = [
     "boxes_xml",
     "heavy_top",
     "pendulum",
+    "double_pendulum",
+    "jointed_top",
+    "with_integrator",
     "simulate",
     "with_initial_state",
     "rollout_runner",
@@ -76,6 +85,12 @@ INTEGRATORS = {"Euler": 1, "RK4": 4, "implicit": 1, "implicitfast": 1}
 #: positive one; it adds POINT_INERTIA / (m l^2) = 1e-14 to the hinge's moment of inertia,
 #: which changes the period by a relative 5e-15 (round-off).
 POINT_INERTIA = 1e-14
+
+#: The most bodies a MuJoCo model holds (MuJoCo: "number of bodies plus flexes must be less
+#: than 65534", the world body included). Compiling a model of free bodies takes a time
+#: quadratic in their number: about 0.2 s for 10^3 and 15 s for 10^4 on a laptop core.
+MAX_BODIES = 65532
+_ARENA_PER_BODY = 4096  # bytes of MuJoCo arena per free box (RK4 uses ~800, implicit more)
 
 _SPEC = None  # mjSTATE_FULLPHYSICS: time, qpos, qvel, act, plugin state
 _BUFFER_BYTES = 32e6  # rollout writes the full state after every step: cap one chunk's buffer
@@ -134,7 +149,7 @@ class Peer:
     Attributes
     ----------
     problem : str
-        ``"boxes"``, ``"heavy_top"`` or ``"pendulum"``.
+        ``"boxes"``, ``"heavy_top"``, ``"pendulum"``, ``"double_pendulum"`` or ``"jointed_top"``.
     scenario : str
         The rbdyn scenario it is built from.
     integrator : str
@@ -142,7 +157,7 @@ class Peer:
     dt : float
         Time step (s).
     n_bodies : int
-        Bodies in the model (boxes: N; otherwise 1).
+        Bodies in the model (boxes: N; the double pendulum: 2; otherwise 1).
     model, data
         ``mujoco.MjModel`` and ``mujoco.MjData``.
     state0 : ndarray
@@ -194,6 +209,22 @@ def with_initial_state(peer: Peer, qpos=None, qvel=None) -> Peer:
     return dataclasses.replace(peer, data=data, state0=state0)
 
 
+def with_integrator(peer: Peer, integrator: str) -> Peer:
+    """A copy of ``peer`` with another integrator: a copy of its compiled model with
+    ``opt.integrator`` changed (no new compilation, which for thousands of bodies takes
+    seconds), the same initial state."""
+    _require_mujoco()
+    if integrator not in INTEGRATORS:
+        raise ValueError(f"unknown MuJoCo integrator {integrator!r}; allowed: {', '.join(INTEGRATORS)}")
+    model = copy.copy(peer.model)
+    model.opt.integrator = getattr(mujoco.mjtIntegrator, f"mjINT_{integrator.upper()}")
+    data = mujoco.MjData(model)
+    mujoco.mj_setState(model, data, peer.state0, _spec())
+    mujoco.mj_forward(model, data)
+    xml = peer.xml.replace(f'integrator="{peer.integrator}"', f'integrator="{integrator}"', 1)
+    return dataclasses.replace(peer, integrator=integrator, model=model, data=data, state0=peer.state0.copy(), xml=xml)
+
+
 def _boxes_scenario():
     scenario = rbdyn.load_scenario("boxes-complex")
     (body,) = scenario.system.bodies
@@ -223,6 +254,10 @@ def boxes_xml(n_bodies: int = 1, integrator: str = "Euler", dt: float | None = N
     )
     bodies = "\n    ".join(body.format(i=i) for i in range(n_bodies))
     option = _option(scenario.dt if dt is None else dt, scenario.system.gravity, integrator)
+    if n_bodies > MAX_BODIES:
+        raise ValueError(f"a MuJoCo model holds at most {MAX_BODIES} bodies, got {n_bodies}")
+    if n_bodies > 1000:  # MuJoCo's default arena is too small for its RK4 stages beyond some thousands of bodies
+        option += f'\n  <size memory="{_ARENA_PER_BODY * n_bodies // 2**20 + 1}M"/>'
     return f"""<mujoco model="boxes">
   {option}
   <worldbody>
@@ -277,7 +312,13 @@ def heavy_top(integrator: str = "Euler", dt: float | None = None) -> Peer:
     </body>
   </worldbody>
 </mujoco>"""
-    pivot, com = b.pivot.copy(), b.com_body.copy()
+    return _make("heavy_top", "heavy-top-solfec", integrator, dt, 1, xml, rbdyn.so3.matrix_to_quat_wxyz(b.R_world_body),
+                 b.omega_body, _ball_kin(b.pivot, b.com_body))
+
+
+def _ball_kin(pivot, com):
+    """State of a body on a ball joint at ``pivot`` with its mass centre ``com`` (body axes) from it."""
+    pivot, com = np.array(pivot, dtype=float), np.array(com, dtype=float)
 
     def kin(qpos, qvel):
         R = quat_to_matrix(qpos[:, None, :4])
@@ -285,7 +326,54 @@ def heavy_top(integrator: str = "Euler", dt: float | None = None) -> Peer:
         return {"x_com": pivot + R @ com, "v_com": np.einsum("nbij,nbj->nbi", R, np.cross(W, com)),
                 "R_world_body": R, "omega_body": W}
 
-    return _make("heavy_top", "heavy-top-solfec", integrator, dt, 1, xml, rbdyn.so3.matrix_to_quat_wxyz(b.R_world_body), b.omega_body, kin)
+    return kin
+
+
+def _inertial(mass, com, Jc) -> str:
+    """MJCF inertial element: mass centre ``com`` (body axes), inertia ``Jc`` about it."""
+    Jc = np.asarray(Jc, dtype=float)
+    if np.max(np.abs(Jc - np.diag(np.diag(Jc)))) <= 1e-15 * np.max(np.abs(Jc)):
+        return f'<inertial pos="{_vec(com)}" mass="{_r(mass)}" diaginertia="{_vec(np.diag(Jc))}"/>'
+    full = (Jc[0, 0], Jc[1, 1], Jc[2, 2], Jc[0, 1], Jc[0, 2], Jc[1, 2])
+    return f'<inertial pos="{_vec(com)}" mass="{_r(mass)}" fullinertia="{_vec(full)}"/>'
+
+
+def jointed_top(integrator: str = "Euler", dt: float | None = None) -> Peer:
+    """The heavy top of ``heavy-top-kynema`` as one body on a ball joint.
+
+    In rbdyn it is a free body whose point ``point_body`` (from the mass centre, body axes)
+    a spherical joint holds at the world point ``other_point``; here the body frame is at
+    that point, the joint's centre, with the mass centre at ``-point_body`` and the
+    scenario's inertia about the mass centre. The scenario's initial velocity must be the
+    one the joint allows (``v = R (W x c)``, c = -point_body). ``qpos`` is the body's
+    quaternion, ``qvel`` its angular velocity in body axes.
+    """
+    scenario = rbdyn.load_scenario("heavy-top-kynema")
+    (b,) = scenario.system.bodies
+    (joint,) = scenario.system.constraints
+    if not isinstance(joint, rbdyn.SphericalJoint) or joint.other is not None or b.pivoted:
+        raise ValueError("heavy-top-kynema must be a free body on one spherical joint to the world")
+    R0, W0 = b.R_world_body, b.omega_body
+    com = -np.asarray(joint.point_body, dtype=float)
+    pivot = np.asarray(joint.other_point, dtype=float)
+    scale = 1.0 + np.linalg.norm(com)
+    if np.linalg.norm(pivot + R0 @ com - b.position) > 1e-12 * scale:
+        raise ValueError("heavy-top-kynema: the joint's body point must start at its world point")
+    v_joint = R0 @ np.cross(W0, com)
+    if np.linalg.norm(b.velocity - v_joint) > 1e-12 * (1.0 + np.linalg.norm(v_joint)):
+        raise ValueError("heavy-top-kynema: the mass centre's velocity must be the one the joint allows, R (W x c)")
+    dt = scenario.dt if dt is None else dt
+    xml = f"""<mujoco model="jointed top">
+  {_option(dt, scenario.system.gravity, integrator)}
+  <worldbody>
+    <body name="top" pos="{_vec(pivot)}">
+      <joint name="joint" type="ball" pos="0 0 0"/>
+      {_inertial(b.mass, com, b.inertia)}
+    </body>
+  </worldbody>
+</mujoco>"""
+    return _make("jointed_top", "heavy-top-kynema", integrator, dt, 1, xml, rbdyn.so3.matrix_to_quat_wxyz(R0), W0,
+                 _ball_kin(pivot, com))
 
 
 def pendulum(integrator: str = "Euler", dt: float | None = None, theta_max: float | None = None) -> Peer:
@@ -337,6 +425,72 @@ def pendulum(integrator: str = "Euler", dt: float | None = None, theta_max: floa
         return {"x_com": p + r, "v_com": np.cross(W, r), "R_world_body": R, "omega_body": W}
 
     return _make("pendulum", "pendulum-solfec", integrator, dt, 1, xml, [0.0], [0.0], kin)
+
+
+def double_pendulum(integrator: str = "Euler", dt: float | None = None) -> Peer:
+    """The double pendulum of ``double-pendulum`` as two mass points on two hinges.
+
+    The first hinge is at the first rod's fixed point, the second at the first mass (the
+    second rod joins the two mass centres); both axes are normal to the plane of the rods
+    and gravity, and each body carries its mass (inertia :data:`POINT_INERTIA`) at its rod's
+    length from its hinge, as :func:`pendulum` does. ``qpos`` is the two angles turned from
+    the initial position (the second relative to the first), ``qvel`` their rates.
+    """
+    scenario = rbdyn.load_scenario("double-pendulum")
+    upper, lower = scenario.system.bodies
+    rods = scenario.system.constraints
+    if (len(rods) != 2 or not all(isinstance(r, rbdyn.Rod) and np.all(r.point_body == 0.0) for r in rods)
+            or rods[0].body != upper.name or rods[0].other is not None
+            or rods[1].body != lower.name or rods[1].other != upper.name or np.any(rods[1].other_point != 0.0)):
+        raise ValueError("double-pendulum must be a rod from the upper mass to a fixed point and one "
+                         "between the two mass centres")
+    for b in (upper, lower):
+        if np.any(b.velocity != 0.0) or np.any(b.omega_body != 0.0):
+            raise ValueError("double-pendulum must start at rest")
+    g = scenario.system.gravity
+    pivot = np.asarray(rods[0].other_point, dtype=float)
+    d1, d2 = upper.position - pivot, lower.position - upper.position
+    for rod, d in zip(rods, (d1, d2)):
+        if abs(np.linalg.norm(d) - rod.length) > 1e-12 * rod.length:
+            raise ValueError("double-pendulum: each mass must start at its rod's length")
+    normal = np.cross(d1, g) if np.linalg.norm(np.cross(d1, g)) > np.linalg.norm(np.cross(d2, g)) else np.cross(d2, g)
+    if np.linalg.norm(normal) == 0.0:
+        raise ValueError("double-pendulum: the rods must not both start along gravity")
+    axis = normal / np.linalg.norm(normal) + 0.0
+    if abs(d2 @ axis) > 1e-12 * np.linalg.norm(d2) or abs(d1 @ axis) > 1e-12 * np.linalg.norm(d1):
+        raise ValueError("double-pendulum: the rods and gravity must lie in one plane")
+    dt = scenario.dt if dt is None else dt
+    I = POINT_INERTIA
+    xml = f"""<mujoco model="double pendulum">
+  {_option(dt, g, integrator)}
+  <worldbody>
+    <body name="upper" pos="{_vec(pivot)}">
+      <joint name="hinge1" type="hinge" axis="{_vec(axis)}" pos="0 0 0"/>
+      <inertial pos="{_vec(d1)}" mass="{_r(upper.mass)}" diaginertia="{_r(I)} {_r(I)} {_r(I)}"/>
+      <body name="lower" pos="{_vec(d1)}">
+        <joint name="hinge2" type="hinge" axis="{_vec(axis)}" pos="0 0 0"/>
+        <inertial pos="{_vec(d2)}" mass="{_r(lower.mass)}" diaginertia="{_r(I)} {_r(I)} {_r(I)}"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>"""
+    a = axis.copy()
+    A = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+
+    def kin(qpos, qvel):
+        def rot(q):
+            q = q[:, None, None]
+            return np.eye(3) + np.sin(q) * A + (1.0 - np.cos(q)) * (A @ A)  # Rodrigues, unit axis
+
+        R1, R2 = rot(qpos[:, 0]), rot(qpos[:, 0] + qpos[:, 1])
+        r1, r2 = R1 @ d1, R2 @ d2
+        w1, w2 = qvel[:, 0, None] * a, (qvel[:, 0] + qvel[:, 1])[:, None] * a
+        v1 = np.cross(w1, r1)
+        x1 = pivot + r1
+        return {"x_com": np.stack([x1, x1 + r2], axis=1), "v_com": np.stack([v1, v1 + np.cross(w2, r2)], axis=1),
+                "R_world_body": np.stack([R1, R2], axis=1), "omega_body": np.stack([w1, w2], axis=1)}
+
+    return _make("double_pendulum", "double-pendulum", integrator, dt, 2, xml, [0.0, 0.0], [0.0, 0.0], kin)
 
 
 # ---------------------------------------------------------------------------

@@ -28,9 +28,13 @@ each engine's maximum position error over 10 s at dt = 1e-3 against the exact pa
 (about 0.049 m for a first-order Euler step, round-off for a higher-order one).
 
 Constrained problems: the microseconds per step of every scheme that handles
-constraints on ``heavy-top-kynema`` (a heavy top on a spherical joint, dt = 2e-3) and
-``pendulum-solfec`` (a rod, dt = 1e-3), next to MuJoCo (ball joint and hinge, from
-``peers.py``) on the heavy top of ``heavy-top-solfec`` and the pendulum.
+constraints on ``heavy-top-kynema`` (a heavy top on a spherical joint, dt = 2e-3),
+``pendulum-solfec`` (a rod, dt = 1e-3) and ``double-pendulum`` (two rods, dt = 1e-3), next
+to MuJoCo's twins from ``peers.py`` (a ball joint, a hinge, two hinges).
+
+``cost_table.py`` measures all of this and more (pivoted bodies, up to 10^5 bodies, the
+cost of recording and of loads, building a system, memory) in one table; this script stays
+for its accuracy checks and its calibrated per-scheme numbers.
 
 With ``--suite`` it finally times ``python3.11 dev.py book`` and ``python3.11 dev.py test``
 (see ``suite_time.py``; several minutes).
@@ -147,12 +151,12 @@ def rbdyn_check(scheme: str):
     return parabola_error(traj.t, traj.x_com), traj.R_world_body[-1, 0], traj.omega_body[-1, 0]
 
 
-# Constrained problems: (scenario for rbdyn, MuJoCo model of the same mechanism or None).
-# heavy-top-kynema's top (spherical joint) has no MuJoCo twin here; MuJoCo's ball joint
-# runs heavy-top-solfec's top, a body about a fixed point like it.
+# Constrained problems: (scenario for rbdyn, MuJoCo model of the same mechanism). MuJoCo's
+# twin of heavy-top-kynema's top (a free body on a spherical joint) is a ball joint.
 CONSTRAINED = (
-    ("heavy-top-kynema", lambda integ: peers.heavy_top(integ)),
+    ("heavy-top-kynema", lambda integ: peers.jointed_top(integ)),
     ("pendulum-solfec", lambda integ: peers.pendulum(integ)),
+    ("double-pendulum", lambda integ: peers.double_pendulum(integ)),
 )
 
 
@@ -295,7 +299,9 @@ def main(argv=None) -> int:
         if mujoco is not None and peer_fn is not None:
             for integ in peers.INTEGRATORS:
                 peer = peer_fn(integ)
-                run = chunked(peers.rollout_runner(peer))
+                # from the initial state every scenario duration, as rbdyn (MuJoCo's Euler leaves
+                # Kynema's fast top soon after its 0.8 s)
+                run = chunked(peers.rollout_runner(peer), max(1, int(round(scenario.t_end / scenario.dt))))
                 n_steps = calibrate(run, target)
                 us = statistics.median(repeat(run, n_steps, 1, repeats))
                 key = f"{peer.scenario} MuJoCo {integ}"
