@@ -5,9 +5,10 @@ Nothing here is computed by an rbdyn integrator.
 * :func:`literature`: the book's cited table of scheme properties (orders,
   conservation, energy behaviour, symmetry);
 * :func:`fit_order`: the one rule for an observed order of convergence;
-* :func:`sign_changes`: crossing detection (interpolated, or Solfec's reading);
+* :func:`sign_changes`: crossing detection (interpolated, Hermite, or Solfec's reading);
 * :func:`rigid_body_reference`, :func:`heavy_top_reference`,
-  :func:`pendulum_period`, :func:`double_pendulum_reference`: independent
+  :func:`pendulum_period`, :func:`double_pendulum_reference` (and its
+  equations, :func:`double_pendulum_acceleration`): independent
   high-accuracy references (closed forms of the free body are in
   :mod:`rbdyn.exact`);
 * :func:`check`, :func:`check_true`: a page's acceptance checks, asserted and
@@ -21,6 +22,7 @@ from ._orders import OrderFit, fit_order
 from ._references import (
     DoublePendulumSolution,
     RigidBodySolution,
+    double_pendulum_acceleration,
     double_pendulum_reference,
     heavy_top_reference,
     pendulum_period,
@@ -39,6 +41,7 @@ __all__ = [
     "heavy_top_reference",
     "RigidBodySolution",
     "pendulum_period",
+    "double_pendulum_acceleration",
     "double_pendulum_reference",
     "DoublePendulumSolution",
     "check",

@@ -39,6 +39,7 @@ __all__ = [
     "heavy_top_reference",
     "pendulum_period",
     "DoublePendulumSolution",
+    "double_pendulum_acceleration",
     "double_pendulum_reference",
 ]
 
@@ -231,6 +232,24 @@ class DoublePendulumSolution:
     nfev: int
 
 
+def double_pendulum_acceleration(theta, omega, m1=1.0, m2=1.0, l1=1.0, l2=1.0, g=9.81) -> np.ndarray:
+    r"""The angular accelerations of the planar double pendulum (the equations of
+    :func:`double_pendulum_reference`) at angles ``theta`` and rates ``omega``.
+
+    Returns
+    -------
+    ndarray, (2,)
+        :math:`(\ddot\theta_1, \ddot\theta_2)` in rad/s².
+    """
+    a, b = float(theta[0]), float(theta[1])
+    wa, wb = float(omega[0]), float(omega[1])
+    c, s = math.cos(a - b), math.sin(a - b)
+    M = np.array([[(m1 + m2) * l1 * l1, m2 * l1 * l2 * c], [m2 * l1 * l2 * c, m2 * l2 * l2]])
+    f = np.array([-m2 * l1 * l2 * wb * wb * s - (m1 + m2) * g * l1 * math.sin(a),
+                  m2 * l1 * l2 * wa * wa * s - m2 * g * l2 * math.sin(b)])
+    return np.linalg.solve(M, f)
+
+
 def double_pendulum_reference(
     t_eval, theta0, omega0=(0.0, 0.0), m1=1.0, m2=1.0, l1=1.0, l2=1.0, g=9.81, rtol: float = 1e-13
 ) -> DoublePendulumSolution:
@@ -253,14 +272,8 @@ def double_pendulum_reference(
     t_eval = np.asarray(t_eval, dtype=float)
 
     def rhs(_, y):
-        a, b, wa, wb = y
-        d = a - b
-        c, s = math.cos(d), math.sin(d)
-        M = np.array([[(m1 + m2) * l1 * l1, m2 * l1 * l2 * c], [m2 * l1 * l2 * c, m2 * l2 * l2]])
-        f = np.array([-m2 * l1 * l2 * wb * wb * s - (m1 + m2) * g * l1 * math.sin(a),
-                      m2 * l1 * l2 * wa * wa * s - m2 * g * l2 * math.sin(b)])
-        acc = np.linalg.solve(M, f)
-        return [wa, wb, acc[0], acc[1]]
+        acc = double_pendulum_acceleration(y[:2], y[2:], m1, m2, l1, l2, g)
+        return [y[2], y[3], acc[0], acc[1]]
 
     y0 = [float(theta0[0]), float(theta0[1]), float(omega0[0]), float(omega0[1])]
     sol = solve_ivp(rhs, (0.0, float(t_eval[-1])), y0, method="DOP853", rtol=rtol, atol=rtol, t_eval=t_eval)
