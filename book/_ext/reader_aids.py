@@ -123,7 +123,10 @@ def _dedupe_scripts(app, pagename, templatename, context, doctree):
         return
     seen, unique = set(), []
     for js in scripts:
-        key = (str(js), getattr(js, "filename", None) or "", tuple(sorted(getattr(js, "attributes", {}).items())))
+        # by what the tag will say: a script object's str() is its address in some builds
+        filename = getattr(js, "filename", js)
+        attributes = getattr(js, "attributes", {}) or {}
+        key = (str(filename or ""), tuple(sorted((k, str(v)) for k, v in attributes.items())))
         if key not in seen:
             seen.add(key)
             unique.append(js)
