@@ -196,7 +196,7 @@ def energy_momentum_into(model, t, x, R, v, W, x_com, v_com, pm):
     return kinetic, potential
 
 
-@njit
+@njit_inline
 def _record(model, state, out, row, t):
     """Write output row ``row``; False if a reported quantity is not finite."""
     x, R, v, W = state.x, state.R, state.v, state.W
@@ -233,7 +233,7 @@ def _fold(value, k, b_min, b_max, b_final):
     b_final[k] = value
 
 
-@njit
+@njit_inline
 def _monitor(model, state, mon, t):
     """Fold the quantities after a step into the reductions; False if one is not finite."""
     x, R, v, W = state.x, state.R, state.v, state.W
@@ -300,7 +300,7 @@ def count_iterations(counts, iterations, every, k, iters):
         iterations[k // every] += iters
 
 
-@njit
+@njit_inline
 def monitor(model, state, mon, t):
     """Fold the quantities after a step into the reductions; False if one is not finite."""
     return _monitor(model, state, mon, t)
@@ -312,9 +312,10 @@ def record_due(every, n_steps, k):
     return (k + 1) % every == 0 or k + 1 == n_steps
 
 
-@njit
+@njit_inline
 def record(model, state, out, k, t):
     """Record the row of step ``k`` (0-based), which ends at ``t``; False if a reported
-    quantity is not finite. Call only when :func:`record_due`: entering a function that
-    takes the structs costs their reference counting."""
+    quantity is not finite. Call only when :func:`record_due`. Inlined into the kernel (as
+    :func:`monitor`): called as a function, with the kernel's structs, it cost ten times
+    the recording itself."""
     return _record(model, state, out, (k + out.every) // out.every, t)
