@@ -345,7 +345,8 @@ class LoadCallback:
     ``(force_world, torque_world)``: a force at the mass centre and a torque
     about the mass centre, both in world components (Solfec's FORCE
     callback). ``potential(t, x_com, R_world_body)``, if given, is added to
-    the reported energy. Systems with callbacks step in Python (slower).
+    the reported energy. Systems with callbacks step in Python, hundreds of times
+    slower than with a :class:`CompiledLoad`.
     """
 
     body: str
@@ -400,8 +401,10 @@ class CompiledLoad:
 
     Notes
     -----
-    A :class:`LoadCallback` runs the whole step as Python, 70 to 130 times
-    slower; a compiled load costs about what a built-in load costs.
+    A :class:`LoadCallback` runs the whole step as Python: hundreds of times
+    slower (``benchmarks/cost_table.py`` measures the ratio on one box; it
+    printed 450 to 1300 when this was written). A compiled load costs about
+    what a built-in load costs.
     """
 
     body: str
