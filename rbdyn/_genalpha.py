@@ -54,7 +54,7 @@ import numpy as np
 
 from ._constraints import (kind_gradient, kind_residual, kind_stiffness, kind_velocity_product, lu_solve_inplace,
                            pose_into, solve_min_norm)
-from ._data import body_loads_into, user_loads_into
+from ._data import body_loads_into, eval_loads, user_loads_into
 from ._driver import STATUS_REPORT, count_iterations, monitor, record, record_due, start
 from ._errors import InputError
 from ._jit import borrow, njit, njit_inline, quiet
@@ -638,20 +638,23 @@ def consistent_accelerations(system, state, t=0.0):
     nb = x.shape[0]
     F = np.zeros((nb, 3))
     T = np.zeros((nb, 3))
-    loads = _callback_loads(system) if system.callbacks else body_loads_into
     scratch = np.empty((4, 3))
-    for i in range(nb):
-        loads(model, i, t, x[i], R[i], v[i], W[i], F[i], T[i])
-        if model.loads.user_start[i + 1] > model.loads.user_start[i]:
-            user_loads_into(model, i, t, x[i], R[i], v[i], W[i], F[i], T[i], scratch)
+    if system.callbacks:
+        loads = _callback_loads(system)
+        for i in range(nb):
+            loads(model, i, t, x[i], R[i], v[i], W[i], F[i], T[i])
+            if model.loads.user_start[i + 1] > model.loads.user_start[i]:
+                user_loads_into(model, i, t, x[i], R[i], v[i], W[i], F[i], T[i], scratch)
+    else:  # in one compiled call: a call per body from Python costs the unboxing of the model
+        eval_loads(model, float(t), x, R, v, W, F, T, scratch)
     omega = np.einsum("bij,bj->bi", R, W)
     vd = np.zeros((nb, 6))
     rho = np.einsum("bij,bjk,blk->bil", R, J, R)
     torque = T - np.cross(omega, np.einsum("bij,bj->bi", rho, omega))
-    for i in range(nb):
-        if not pivoted[i]:
-            vd[i, :3] = F[i] / mass[i]
-        vd[i, 3:] = np.linalg.solve(rho[i], torque[i])
+    free = ~np.asarray(pivoted, dtype=bool)
+    vd[free, :3] = F[free] / mass[free, None]
+    if nb:
+        vd[:, 3:] = np.linalg.solve(rho, torque[:, :, None])[:, :, 0]
     m = sum(c.n_eq for c in system.constraints)
     if m == 0:
         return vd, np.zeros(0)
