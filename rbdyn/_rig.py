@@ -1,24 +1,30 @@
 r"""Solfec-1.0's rigid-rotation schemes RIG_POS, RIG_NEG and RIG_IMP.
 
 One step of size :math:`h` (Koziara & Bićanić 2010, where the schemes are
-NEW1, NEW2 and NEW3; Solfec-1.0 ``bod.c``):
+NEW1, NEW2 and NEW3; Solfec-1.0 ``bod.c``), in the symbols of the book's
+notation and RIG methods pages (``book/notation.md``, ``book/methods/rig.md``,
+which also take a step by hand and compare it with this code):
 
-1. half step: :math:`\Lambda^{t+h/2} = \Lambda^t\exp[\tfrac h2\hat\Omega^t]`,
-   :math:`\bar x^{t+h/2} = \bar x^t + \tfrac h2 v^t`;
-2. loads at the mid configuration: body torque :math:`T^{t+h/2}`, force
-   :math:`f^{t+h/2}`;
-3. mid-step rate :math:`\Omega^{t+h/2} = J^{-1}[\exp(-\tfrac h2\hat\Omega^t)J\Omega^t + \tfrac h2 T]`;
-4. free velocity :math:`\Omega_1 = \Omega^t + hJ^{-1}[T - \Omega^{t+h/2}\times J\Omega^{t+h/2}]`,
-   :math:`v = v^t + \tfrac hm f`;
-5. constraint reactions enter the free velocity and the impulse
-   :math:`\tilde A = \exp(-\tfrac h2\hat\Omega^t)J\Omega^t + h(T + r_\Omega)`;
-6. translation :math:`\bar x^{t+h} = \bar x^{t+h/2} + \tfrac h2 v^{t+h}`;
-7. rotation :math:`\Lambda^{t+h} = \Lambda^{t+h/2}\exp[\tfrac h2\hat\Omega^{t+h}]` with
+1. half step: :math:`\Lambda^{t+h/2} = \Lambda^t\exp[\tfrac h2\mathbf W^t]`,
+   :math:`\mathbf x^{t+h/2} = \mathbf x^t + \tfrac h2\mathbf v^t`;
+2. loads at the mid configuration: world force :math:`\mathbf f`, body
+   torque :math:`\mathbf T`;
+3. mid-step rate :math:`\mathbf W^{\mathrm{mid}} = \mathbf J^{-1}[\exp(-\tfrac h2\mathbf W^t)\mathbf J\mathbf W^t + \tfrac h2\mathbf T]`;
+4. free velocities :math:`\mathbf W^{\mathrm{free}} = \mathbf W^t + h\mathbf J^{-1}[\mathbf T - \mathbf W^{\mathrm{mid}}\times\mathbf J\mathbf W^{\mathrm{mid}}]`
+   (Solfec's :math:`\Omega_1`, ``W1`` in the code),
+   :math:`\mathbf v^{t+h} = \mathbf v^t + \tfrac hm\mathbf f`, and the angular impulse
+   :math:`\mathbf a = \exp(-\tfrac h2\mathbf W^t)\mathbf J\mathbf W^t + h\mathbf T` (``A``);
+5. constraint reaction impulses add :math:`h\mathbf J^{-1}\mathbf r` to
+   :math:`\mathbf W^{\mathrm{free}}` and :math:`h\mathbf r` to :math:`\mathbf a`
+   (:math:`h\mathbf r` the body-frame moment impulse), and their force impulse
+   over :math:`m` to :math:`\mathbf v^{t+h}`;
+6. translation :math:`\mathbf x^{t+h} = \mathbf x^{t+h/2} + \tfrac h2\mathbf v^{t+h}`;
+7. rotation :math:`\Lambda^{t+h} = \Lambda^{t+h/2}\exp[\tfrac h2\mathbf W^{\mathrm{free}}]`
+   (RIG_IMP: :math:`\exp[\tfrac h2\mathbf W^{t+h}]`) and the new rate
 
-   * RIG_POS: :math:`\Omega^{t+h} = \Omega_1`;
-   * RIG_NEG: :math:`\Omega^{t+h} = J^{-1}\exp(-\tfrac h2\hat\Omega_1)\tilde A`
-     (the rotation uses :math:`\Omega_1`);
-   * RIG_IMP: :math:`\Omega^{t+h}` solves :math:`\exp(\tfrac h2\hat\Omega)J\Omega = \tilde A`
+   * RIG_POS: :math:`\mathbf W^{t+h} = \mathbf W^{\mathrm{free}}`;
+   * RIG_NEG: :math:`\mathbf W^{t+h} = \mathbf J^{-1}\exp(-\tfrac h2\mathbf W^{\mathrm{free}})\,\mathbf a`;
+   * RIG_IMP: :math:`\mathbf W^{t+h}` solves :math:`\exp(\tfrac h2\mathbf W)\mathbf J\mathbf W = \mathbf a`
      (3×3 Newton with the analytic derivative of the exponential map).
 
 A pivoted body has no translation; its inertia is about the pivot.
@@ -646,8 +652,9 @@ class _Rig(Scheme):
 class RigPos(_Rig):
     """Solfec-1.0's RIG_POS: explicit, the free velocity is the new velocity.
 
-    Second order. Energy drifts upwards; angular momentum is conserved
-    only approximately.
+    Second order. Its energy increases over long times and angular momentum
+    is not conserved exactly (the book's literature table, which cites
+    Solfec-1.0's documentation).
 
     With constraints whose reactions turn a body (a joint away from its mass
     centre) it is first order: the mid-step rate in the gyroscopic term
@@ -686,10 +693,12 @@ class RigPos(_Rig):
 class RigNeg(_Rig):
     """Solfec-1.0's RIG_NEG (its default): explicit with a momentum correction.
 
-    The new body rate is ``J^{-1} exp(-h/2 hat(W1)) A``, so the spatial
-    angular momentum obeys an exact midpoint balance (exact conservation
-    with zero torque). Second order, with constraints too; energy drifts
-    downwards.
+    The new body rate is ``J^{-1} exp(-h/2 W_free) a`` (the free rate
+    ``W_free`` and the angular impulse ``a`` of the methods page, ``W1`` and
+    ``A`` in the code), so the spatial angular momentum obeys an exact
+    midpoint balance (exact conservation with zero torque). Second order,
+    with constraints too; its energy decreases over long times (the book's
+    literature table, which cites Solfec-1.0's documentation).
 
     Constraints are enforced at position level: the reaction impulses,
     applied at the mid-step configuration, are those for which the
@@ -728,15 +737,16 @@ class RigNeg(_Rig):
 
 @dataclasses.dataclass(frozen=True)
 class RigImp(_Rig):
-    """Solfec-1.0's RIG_IMP: the new rate solves ``exp(h/2 hat(W)) J W = A``.
+    """Solfec-1.0's RIG_IMP: the new rate solves ``exp(h/2 W) J W = a``.
 
     A 3×3 Newton iteration per body, started from the free velocity, with
     the analytic derivative of the exponential map; it stops when
     ``max|g| <= newton_tol * h / 2`` (Solfec's test; never below 8 ulp of
-    ``max|A|``, which float64 cannot resolve) and fails (a
+    ``max|a|``, which float64 cannot resolve) and fails (a
     :class:`~rbdyn.NumericalError`) after ``newton_max_iter`` iterations.
-    Second order, with constraints too; exact momentum balance; the energy
-    oscillates without drift.
+    Second order, with constraints too; exact momentum balance; its energy
+    stays bounded (the book's literature table). ``a`` is the step's angular
+    impulse of the RIG methods page (``A`` in the code).
 
     Parameters
     ----------
