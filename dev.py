@@ -110,7 +110,7 @@ def render(args=()):
 
 
 def browser():
-    return call(BIN / "python", "-m", "pytest", "-p", "no:cacheprovider", "tests/browser", "--book-html", HTML)
+    return call(BIN / "python", "-m", "pytest", "tests/browser", "--book-html", HTML)
 
 
 def timed(label, fn, *args, **kwargs):
