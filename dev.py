@@ -95,6 +95,32 @@ def clear():
     # source of rbdyn changed since it was compiled (see rbdyn._jit): numba checks a cached
     # kernel against its own file only.
     run(BIN / "python", "-c", "import rbdyn")
+    precompile()
+
+
+def precompile():
+    """Fill numba's cache with rbdyn's kernels, one scheme per process, as many at once as there
+    are workers (``python -m rbdyn._precompile``): pytest's workers would otherwise each compile the
+    same kernels at the same time. A few seconds when the cache is warm."""
+    start = time.perf_counter()
+    listing = subprocess.run([str(BIN / "python"), "-c", "import rbdyn\n"
+                              "for n, c in rbdyn.schemes().items(): print(int(c.implicit and c.supports_constraints), n)"],
+                             cwd=ROOT, env=environment(), capture_output=True, text=True, check=True).stdout.split()
+    # the costliest (implicit and constrained) first, so that they do not finish last
+    names = [n for _, n in sorted(zip(listing[::2], listing[1::2]), key=lambda p: -int(p[0]))]
+    running, status = [], 0
+    while names or running:
+        for proc in [p for p in running if p.poll() is not None]:
+            running.remove(proc)
+            status = status or proc.returncode
+        if names and len(running) < int(workers()):
+            running.append(subprocess.Popen([str(BIN / "python"), "-m", "rbdyn._precompile", names.pop(0)], cwd=ROOT,
+                                            env=environment(), stdout=subprocess.DEVNULL))
+        else:
+            time.sleep(0.2)
+    if status:
+        sys.exit(status)
+    print(f"dev.py: rbdyn's kernels compiled or found in the cache in {time.perf_counter() - start:.0f} s", flush=True)
 
 
 def pytest(*args, pages=True):
