@@ -199,3 +199,23 @@ def test_order_on_the_pivoted_heavy_top(name):
     fit = verify.fit_order(hs, errs, floor=1e-12)
     assert abs(fit.order - TABLE[name].order) <= 0.3, (fit.order, errs)
 
+
+
+def test_literature_row_reads_a_row_as_the_table_does():
+    """A row given outside the package (the contributor page's) is parsed and checked like the
+    file's rows: the file's own rows come back unchanged, bad ones are refused."""
+    import tomllib
+    from importlib import resources
+
+    data = tomllib.loads(resources.files("rbdyn.verify").joinpath("literature.toml").read_text(encoding="utf-8"))
+    table = verify.literature()
+    for name, row in data.items():
+        assert verify.literature_row(name, row) == table[name]
+    row = dict(data["rk4"])
+    with pytest.raises(ValueError, match="unknown property"):
+        verify.literature_row("x", dict(row, conserves=["energy", "charm"]))
+    with pytest.raises(ValueError, match="energy must be one of"):
+        verify.literature_row("x", dict(row, energy="wobbles"))
+    del row["order"]
+    with pytest.raises(ValueError, match="missing key 'order'"):
+        verify.literature_row("x", row)

@@ -17,7 +17,7 @@ Nothing here is computed by an rbdyn integrator.
 
 from ._acceptance import Check, check, check_true, checks, reset_checks
 from ._crossings import sign_changes
-from ._literature import ENERGY_BEHAVIOURS, PROPERTIES, SchemeProperties, literature
+from ._literature import ENERGY_BEHAVIOURS, PROPERTIES, SchemeProperties, literature, literature_row
 from ._orders import OrderFit, fit_order
 from ._references import (
     DoublePendulumSolution,
@@ -31,6 +31,7 @@ from ._references import (
 
 __all__ = [
     "literature",
+    "literature_row",
     "SchemeProperties",
     "PROPERTIES",
     "ENERGY_BEHAVIOURS",

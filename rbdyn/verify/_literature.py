@@ -60,19 +60,25 @@ class SchemeProperties:
         return tuple(s for s in self.sources if not s.startswith("methods:"))
 
 
-@functools.cache
-def literature() -> dict[str, SchemeProperties]:
-    """The table, by scheme name, in the file's order."""
-    data = tomllib.loads(resources.files(__package__).joinpath("literature.toml").read_text(encoding="utf-8"))
-    rows = {}
-    for name, row in data.items():
+def literature_row(name: str, row: dict) -> SchemeProperties:
+    """One row of the table from its TOML table ``row`` (the keys of ``literature.toml``).
+
+    For a scheme outside the package (see the contributor page "How to add a scheme"), whose row is
+    not in the package's file: the row is checked as the file's rows are.
+
+    Raises
+    ------
+    ValueError
+        For an unknown property, energy behaviour or a missing key.
+    """
+    try:
         conserves = frozenset(row["conserves"])
         if not conserves <= set(PROPERTIES):
             raise ValueError(f"literature.toml: {name}: unknown property in {sorted(conserves)}")
         if row["energy"] not in ENERGY_BEHAVIOURS:
             raise ValueError(f"literature.toml: {name}: energy must be one of {ENERGY_BEHAVIOURS}")
         co = row["constrained_order"]
-        rows[name] = SchemeProperties(
+        return SchemeProperties(
             name=name,
             order=int(row["order"]),
             constrained_order=None if co == "none" else int(co),
@@ -83,4 +89,12 @@ def literature() -> dict[str, SchemeProperties]:
             sources=tuple(row["sources"]),
             note=" ".join(row["note"].split()),
         )
-    return rows
+    except KeyError as exc:
+        raise ValueError(f"literature.toml: {name}: missing key {exc.args[0]!r}") from None
+
+
+@functools.cache
+def literature() -> dict[str, SchemeProperties]:
+    """The table, by scheme name, in the file's order."""
+    data = tomllib.loads(resources.files(__package__).joinpath("literature.toml").read_text(encoding="utf-8"))
+    return {name: literature_row(name, row) for name, row in data.items()}
