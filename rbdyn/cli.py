@@ -224,37 +224,29 @@ def _plot_atomically(traj, target: Path, title: str) -> None:
     """Draw the figure to a temporary file beside ``target`` and rename it into place when complete."""
     from .plotting import plot_run
 
-    fd, tmp = None, None
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        with os.fdopen(fd, "wb") as fh:
-            fd = None
-            plot_run(traj, fh, format=target.suffix.lower().lstrip("."), title=title)
-        os.replace(tmp, target)
-        tmp = None
-    except OSError as exc:
-        raise InputError("--plot", f"cannot write {target.name}: {exc.strerror or exc}; any previous {target.name} "
-                                   "is unchanged", "output") from None
-    finally:
-        if fd is not None:
-            os.close(fd)
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
+    fmt = target.suffix.lower().lstrip(".")
+    _replace_atomically(target, "--plot", "wb", lambda fh: plot_run(traj, fh, format=fmt, title=title))
 
 
 def _write_atomically(traj, target: Path) -> None:
     """Write the CSV to a temporary file beside ``target`` and rename it into place when complete."""
+    _replace_atomically(target, "--out", "w", traj.to_csv)
+
+
+def _replace_atomically(target: Path, option: str, mode: str, write) -> None:
+    """``write(file)`` into a temporary file beside ``target``, renamed into place only when it is
+    complete: a failed or interrupted write leaves any previous ``target`` as it was."""
     fd, tmp = None, None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as fh:
             fd = None
-            traj.to_csv(fh)
+            write(fh)
         os.replace(tmp, target)
         tmp = None
     except OSError as exc:
-        raise InputError("--out", f"cannot write {target.name}: {exc.strerror or exc}; any previous {target.name} "
-                                  "is unchanged", "output") from None
+        raise InputError(option, f"cannot write {target.name}: {exc.strerror or exc}; any previous {target.name} "
+                                 "is unchanged", "output") from None
     finally:
         if fd is not None:
             os.close(fd)
