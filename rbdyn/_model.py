@@ -29,7 +29,7 @@ from . import so3
 from ._constraints import residuals_into
 from ._data import LOAD_SIGNATURE, POTENTIAL_SIGNATURE, Bodies, Model, pack_loads
 from ._jit import jit_enabled, njit_signature, quiet
-from .constraints import Constraint, FixedJoint, RevoluteJoint, Rod, SphericalJoint, kind_names, pack_constraints
+from .constraints import Constraint, kind_names, pack_constraints
 from ._errors import InputError
 from ._errors import short_repr as _short  # errors are one line
 
@@ -445,6 +445,7 @@ class System:
     bodies : sequence of RigidBody
     loads : sequence of ConstantForce, ConstantTorque, PointForce, Spring, CompiledLoad or LoadCallback
     constraints : sequence of SphericalJoint, Rod, RevoluteJoint or FixedJoint
+        Instances of the registered kinds (``rbdyn.constraints.KINDS``).
     gravity : array_like, (3,)
         Uniform gravitational acceleration (world).
 
@@ -518,9 +519,8 @@ class System:
                 raise InputError(f"constraint[{k}]", f"the {c.kind} constraint is not finite at t = 0 "
                                                      "(coincident or extreme points)")
             if np.max(np.abs(r)) > self.INITIAL_TOL * size:
-                fld = "length" if isinstance(c, Rod) else "other_point"
                 raise InputError(
-                    f"constraint[{k}].{fld}",
+                    f"constraint[{k}].{c.placement_key}",
                     f"the initial state violates this {c.kind} constraint by {np.max(np.abs(r)):.3g} "
                     f"(allowed {self.INITIAL_TOL:g} x {size:.3g}); place the bodies on it",
                 )

@@ -114,6 +114,8 @@ class Constraint:
     n_eq: ClassVar[int]
     #: Scenario keys of the kind besides ``type`` (a ``[[constraint]]`` table).
     keys: ClassVar[frozenset] = frozenset({"body", "point_body", "other", "other_point"})
+    #: The key an error names when the initial state violates the constraint (what to change).
+    placement_key: ClassVar[str] = "other_point"
 
     def __post_init__(self):
         where = f"constraint.{self.kind}"

@@ -34,6 +34,7 @@ class Rod(Constraint):
     length: float | None = None
 
     kind = "rod"
+    placement_key = "length"
     n_eq = 1
     keys = Constraint.keys | {"length"}
 
