@@ -136,7 +136,9 @@ def render(args=()):
 
 
 def browser():
-    return call(BIN / "python", "-m", "pytest", "tests/browser", "--book-html", HTML)
+    # one Chromium per worker: a page's load, checks and full-page screenshot wait mostly on the
+    # browser's own process, so two workers take about two thirds of one's time
+    return call(BIN / "python", "-m", "pytest", "tests/browser", "--book-html", HTML, "-n", workers())
 
 
 def timed(label, fn, *args, **kwargs):
