@@ -81,7 +81,7 @@ def residuals_into(kind, body, data, row, x, R, g, floor, xa, Ra, xb, Rb, s):
 
     ``kind``, ``body``, ``data``, ``row`` are the fields of :class:`rbdyn.constraints.Constraints`
     (passed one by one: a kernel passes them borrowed, see :func:`rbdyn._jit.borrow`); ``xa``,
-    ``xb`` (3,), ``Ra``, ``Rb`` (3, 3) and ``s`` (8, 3) are scratch.
+    ``xb`` (3,), ``Ra``, ``Rb`` (3, 3) and ``s`` (SCRATCH_VECTORS, 3) are scratch.
     """
     for k in range(kind.shape[0]):
         pose_into(x, R, body[k, 0], xa, Ra)
@@ -93,8 +93,8 @@ def residuals_into(kind, body, data, row, x, R, g, floor, xa, Ra, xb, Rb, s):
 def gradient_into(kind, body, data, row, x, R, pivoted, local, B, Ba, Bb, xa, Ra, xb, Rb, s):
     """The gradient of every residual over the constrained bodies, dense: ``B`` (m, 6 nc), the
     columns ``6 local[i] .. 6 local[i] + 5`` those of body ``i``'s world increments
-    ``(dx, dtheta)`` (the translation columns of a pivoted body zero). ``Ba``, ``Bb`` (6, 6) are
-    scratch, like the rest."""
+    ``(dx, dtheta)`` (the translation columns of a pivoted body zero). ``Ba``, ``Bb``
+    (MAX_ROWS, 6) are scratch, like the rest."""
     for r in range(B.shape[0]):
         for c in range(B.shape[1]):
             B[r, c] = 0.0

@@ -60,6 +60,7 @@ from ._errors import InputError
 from ._jit import borrow, njit, njit_inline, quiet
 from ._scheme import STATUS_CONSTRAINT, STATUS_NEWTON, STATUS_NONFINITE, STATUS_OK, STATUS_SINGULAR, Scheme, _callback_loads, _isfinite
 from ._small import body_finite, exp_scaled_into, matmul_into, reorthonormalize, rodrigues_into, solve3, sub_hat
+from .constraints._base import MAX_ROWS, SCRATCH_VECTORS
 from .so3 import _sinc_coeffs
 
 __all__ = ["GenAlpha", "gen_alpha_coefficients", "consistent_accelerations"]
@@ -194,8 +195,9 @@ def make_work(model, n_rows) -> GenAlphaWork:
         np.empty((nb, 3)), np.empty((nb, 3)), np.empty((nb, 6)), np.empty((nb, 6)), np.empty((nb, 3)),
         np.empty((nb, 3, 3)), m3(), np.empty((nt, nt)), np.empty(nt), np.empty((4, 3)),
         BodyScratch(m3(), m3(), m3(), m3(), m3(), m3(), np.empty(6), np.empty(6), v3(), v3(), v3(), v3(), v3()),
-        CoupledScratch(np.empty((nc, 3, 3)), np.empty((nc, 3, 3)), v3(), m3(), v3(), m3(), np.empty((8, 3)),
-                       np.empty((6, 6)), np.empty((6, 6)), np.empty((12, 12)), np.empty(nt), np.empty((nt, nt)),
+        CoupledScratch(np.empty((nc, 3, 3)), np.empty((nc, 3, 3)), v3(), m3(), v3(), m3(),
+                       np.empty((SCRATCH_VECTORS, 3)), np.empty((MAX_ROWS, 6)), np.empty((MAX_ROWS, 6)),
+                       np.empty((12, 12)), np.empty(nt), np.empty((nt, nt)),
                        np.empty(nt)),
     )
 
@@ -361,8 +363,9 @@ def _single_body(model, i, coef, h, atol, rtol, x0, R0, x, R, v, W, V, vd, dq, F
 def _coupled(model, coef, h, atol, rtol, dof, nd, x0, R0, x, R, v, W, V, vd, lam, dq, F, T, S, rhs, scr, cscr):
     """One Newton iteration of the constrained bodies and the multipliers.
 
-    Returns the error measure (the increment is applied), -1 for a singular
-    system (a rod whose ends meet, redundant constraints) or nan.
+    Returns the error measure (the increment is applied); -1 when the matrix cannot be solved
+    even for the minimum-norm increment (no rank at all, or not finite; redundant constraints
+    are solved, see below); -2 once converged on constraints that contradict each other; or nan.
     """
     (rho, G, K, Jl, S3, H, res, y, w, p, q, r, f) = scr
     (rho_b, G_b, xa, Ra, xb, Rb, cs, Ba, Bb, Kc, cfloor, S_copy, rhs_copy) = cscr
@@ -675,7 +678,7 @@ def consistent_accelerations(system, state, t=0.0):
         b[j : j + 3] = torque[i]
     cons = model.constraints
     xa, Ra, xb, Rb = np.empty(3), np.empty((3, 3)), np.empty(3), np.empty((3, 3))
-    Ba, Bb, cs, gam = np.zeros((6, 6)), np.zeros((6, 6)), np.zeros((8, 3)), np.zeros(m)
+    Ba, Bb, cs, gam = np.zeros((MAX_ROWS, 6)), np.zeros((MAX_ROWS, 6)), np.zeros((SCRATCH_VECTORS, 3)), np.zeros(m)
     zero = np.zeros(3)
     with quiet():
         for k in range(cons.kind.shape[0]):
@@ -726,7 +729,7 @@ class GenAlpha(Scheme):
     :math:`R_{n+1} = \exp(h\widetilde{\Delta q})R_n`, equilibrium enforced at
     :math:`t_{n+1}` with the true accelerations, algorithmic accelerations
     that carry the α-weighting, and every constraint of the system
-    (spherical joints and rods, to the world or between bodies) enforced at
+    (every registered constraint kind, to the world or between bodies) enforced at
     position level with Lagrange multipliers (index 3). Each step solves the
     equations with Newton's method and the tangent operator of
     Géradin & Cardona, the equilibrium rows scaled by :math:`\beta h^2`

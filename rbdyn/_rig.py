@@ -45,6 +45,7 @@ from ._driver import STATUS_REPORT
 from ._scheme import STATUS_CONSTRAINT, STATUS_NEWTON, STATUS_NONFINITE, STATUS_OK, STATUS_SINGULAR, Scheme
 from ._small import (body_finite, cross_into, dot3_add, exp_scaled_into, matmul_into, matvec_into, reorthonormalize,
                      rmatvec_into, rodrigues_into, solve3)
+from .constraints._base import MAX_ROWS, SCRATCH_VECTORS
 from .so3 import _sinc_coeffs
 
 __all__ = ["RigPos", "RigNeg", "RigImp"]
@@ -161,7 +162,7 @@ def make_work(model, n_rows: int) -> RigWork:
         np.zeros((n_rows, 6 * nc)), np.zeros((n_rows, 6 * nc)), np.zeros((n_rows, 6 * nc)),
         np.zeros(nc), np.zeros((nc, 3, 3)),
         np.empty((n_rows, n_rows)), np.empty(n_rows), np.empty(n_rows), np.empty(n_rows),
-        v3(), m3(), v3(), m3(), np.empty((8, 3)), np.empty((6, 6)), np.empty((6, 6)),
+        v3(), m3(), v3(), m3(), np.empty((SCRATCH_VECTORS, 3)), np.empty((MAX_ROWS, 6)), np.empty((MAX_ROWS, 6)),
     )
 
 

@@ -4,7 +4,10 @@ For random configurations of two bodies (and of a body and the world), each kind
 gradient, geometric stiffness and velocity product are compared with central differences of
 its own residual (and of the generalized reaction ``B^T lam``); then every scheme that handles
 constraints runs with every kind and keeps the residual at its solver's tolerance.
-A new kind registered in ``rbdyn.constraints.KINDS`` is tested here without a new line.
+A new kind registered in ``rbdyn.constraints.KINDS`` is tested here without a new line: what
+a kind needs to be valid (a rod's world end, a hinge's axis) comes from its own
+``Constraint.random_keys``, and every kind is checked against the limits of the packed data and
+the schemes' scratch (``DATA_WIDTH``, ``MAX_ROWS``, ``SCRATCH_VECTORS``).
 """
 
 import numpy as np
@@ -13,6 +16,7 @@ import pytest
 import rbdyn
 from rbdyn import so3
 from rbdyn.constraints import KINDS
+from rbdyn.constraints._base import DATA_WIDTH, MAX_ROWS, SCRATCH_VECTORS
 
 EPS = 1e-6
 CONSTRAINED = [n for n, c in rbdyn.schemes().items() if c.supports_constraints]
@@ -27,10 +31,7 @@ def _make(kind, other, rng):
     kw = {"body": "a", "point_body": 0.3 * rng.normal(size=3)}
     if other:
         kw["other"] = "b"
-    if kind.cls is rbdyn.Rod and not other:
-        kw["other_point"] = rng.normal(size=3)
-    if kind.cls is rbdyn.RevoluteJoint:
-        kw["axis_body"] = rng.normal(size=3)
+    kw.update(kind.cls.random_keys(rng, to_world=not other))
     system = rbdyn.System([a, b] if other else [a], constraints=[kind.cls(**kw)])
     return system.constraints[0], len(system.bodies)
 
@@ -112,22 +113,46 @@ def test_velocity_product_matches_the_second_difference(kind, other, seed):
 @pytest.mark.parametrize("scheme", CONSTRAINED)
 @pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.name)
 def test_every_scheme_runs_every_kind(scheme, kind):
-    """Two tumbling bodies joined by the kind, the first also held to the world by it, under gravity."""
+    """Two tumbling bodies joined by the kind, the first also held to the world by it, under gravity
+    (for the weld: a held still by the world, and b welded to it)."""
     rng = np.random.default_rng(3)
     J = rbdyn.box_inertia(1.0, (0.3, 0.2, 0.1))
     a = rbdyn.RigidBody("a", 1.0, J, position=(0.0, 0.0, 0.0), omega_body=(1.0, 2.0, 3.0), velocity=(0.1, 0.0, 0.0))
     b = rbdyn.RigidBody("b", 2.0, 2 * J, position=(0.3, 0.1, -0.2), omega_body=(-1.0, 0.5, 2.0))
-    kw = {"axis_body": (0.0, 1.0, 0.0)} if kind.cls is rbdyn.RevoluteJoint else {}
-    to_world = kind.cls("a", point_body=(0.0, 0.0, 0.2), other_point=(0.0, 0.0, 0.2) if kind.cls is not rbdyn.Rod
-                        else (0.0, 0.5, 0.2), **kw) if kind.cls is not rbdyn.FixedJoint else None
-    between = kind.cls("b", point_body=(-0.15, -0.05, 0.1), other="a", **kw)
-    constraints = [c for c in (to_world, between) if c is not None]
-    system = rbdyn.System([a, b], constraints=constraints, gravity=(0.0, 0.0, -9.81))
+    to_world = kind.cls("a", point_body=(0.0, 0.0, 0.2), **kind.cls.random_keys(rng, to_world=True))
+    between = kind.cls("b", point_body=(-0.15, -0.05, 0.1), other="a", **kind.cls.random_keys(rng, to_world=False))
+    system = rbdyn.System([a, b], constraints=[to_world, between], gravity=(0.0, 0.0, -9.81))
     traj = rbdyn.simulate(system, scheme, 1e-3, 0.2, every=20)
     assert traj.status == "success"
     tol = 1e-12 if "constraint_tol" in rbdyn.get_scheme(scheme).__dataclass_fields__ else 1e-9
     assert traj.constraint.max() <= tol, traj.constraint.max()
-    assert rng is not None
+    assert traj.constraint_residuals.shape[1] == 2 * kind.n_rows  # both constraints ran
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.name)
+def test_kind_fits_the_limits(kind):
+    """Every kind stays within the limits that size the packed data and the schemes' scratch:
+    at most MAX_ROWS rows, a data row of DATA_WIDTH numbers, and (its functions run in Python,
+    where an index past the end raises) no more than SCRATCH_VECTORS scratch vectors, data
+    numbers, or rows of g, floor, Ba, Bb and gam than it declares."""
+    assert 1 <= kind.n_rows <= MAX_ROWS and kind.n_rows == kind.cls.n_eq
+    rng = np.random.default_rng(5)
+    for other in (True, False):
+        c, n = _make(kind, other, rng)
+        data = c.data()
+        assert data.shape == (DATA_WIDTH,) and np.all(np.isfinite(data))
+        x, R = _perturbed(n, rng)
+        xa, Ra, xb, Rb = c.frames(x, R)
+        rows, s = kind.n_rows, np.zeros((SCRATCH_VECTORS, 3))
+        g, floor = np.zeros(rows), np.zeros(rows)
+        kind.residual.py_func(data[None, :], 0, xa, Ra, xb, Rb, g, floor, 0, s)
+        Ba, Bb = np.zeros((rows, 6)), np.zeros((rows, 6))
+        kind.gradient.py_func(data[None, :], 0, xa, Ra, xb, Rb, Ba, Bb, s)
+        kind.stiffness.py_func(data[None, :], 0, xa, Ra, xb, Rb, rng.normal(size=rows), 0, np.zeros((12, 12)), s)
+        v, w = rng.normal(size=(2, 3))
+        kind.velocity_product.py_func(data[None, :], 0, xa, Ra, v, w, xb, Rb, -v, -w, np.zeros(rows), 0, s)
+        np.testing.assert_array_equal(g, c.residual(x, R))
+        np.testing.assert_array_equal(np.hstack([Ba, Bb]), np.hstack(c.gradient(x, R)))
 
 
 def test_registry_is_complete():

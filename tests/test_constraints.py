@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import rbdyn
-from rbdyn import verify
+from rbdyn import so3, verify
 from jitcheck import with_and_without_jit
 from rbdyn._constraints import lu_solve_inplace
 
@@ -196,6 +196,76 @@ def test_repeated_constraints_are_met(scheme):
     once = rbdyn.simulate(rbdyn.System([ball], constraints=rods[:1], gravity=(0.0, -9.81, 0.0)), scheme, 1e-3, 1.0)
     assert twice.constraint.max() <= 1e-13
     np.testing.assert_allclose(twice.x_com, once.x_com, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("scheme", RIG)
+def test_singular_constraint_system_is_a_numerical_error(scheme):
+    """A system no increment can move: a ball on a rod to the origin, thrown at it so fast that
+    the rod's ends meet at the mid-step configuration, where its gradient row is zero (the case
+    of book/methods/constraints.md, "When the solve fails"). The RIG constraint solve, whose
+    matrix is then zero, reports STATUS_SINGULAR as a NumericalError naming the time and step.
+
+    gen_alpha cannot reach this failure: its Newton matrix holds the mass terms besides the
+    constraint rows, so it is never zero, and the same throw does not fail (the ball jumps to
+    the antipodal point of the rod's circle each step); its singular status is left for a zero
+    or non-finite matrix, and it reports other bad systems as "cannot be met" or Newton failures.
+    """
+    from rbdyn._scheme import STATUS_SINGULAR, STATUS_TEXT
+
+    ball = rbdyn.RigidBody("ball", 1.0, (1e-3, 1e-3, 1e-3), position=(1.0, 0.0, 0.0), velocity=(-200.0, 0.0, 0.0))
+    system = rbdyn.System([ball], constraints=[rbdyn.Rod("ball", other_point=(0.0, 0.0, 0.0))],
+                          gravity=(0.0, -10.0, 0.0))
+    with pytest.raises(rbdyn.NumericalError) as info:
+        rbdyn.simulate(system, scheme, 0.01, 0.1)  # x + h/2 v = 0 in the first step
+    err = info.value
+    assert (err.t, err.step) == (0.0, 1)
+    assert err.reason == STATUS_TEXT[STATUS_SINGULAR] and "cannot be solved" in err.reason
+    assert str(err).startswith("numerical failure at t = 0.0 (step 1): the constraint system cannot be solved")
+    assert err.trajectory is not None and np.all(np.isfinite(err.trajectory.x_com))
+
+
+def _welded_pair_and_composite():
+    """Two tumbling bodies welded together, and the single rigid body they make (the combined
+    mass, mass centre and inertia about it), started in the same rigid motion under gravity."""
+    J = rbdyn.box_inertia(1.0, (0.3, 0.2, 0.1))
+    m = (1.0, 2.0)
+    R0 = (so3.exp(np.array([0.3, -0.2, 0.5])), so3.exp(np.array([-0.4, 0.7, 0.1])))
+    x0 = (np.array([0.0, 0.0, 0.0]), np.array([0.3, 0.1, -0.2]))
+    Jb = (J, 2.0 * J)
+    w, V = np.array([1.0, 2.0, 3.0]), np.array([0.1, 0.0, 0.5])  # world angular velocity, mass-centre velocity
+    M = sum(m)
+    X = (m[0] * x0[0] + m[1] * x0[1]) / M
+    arms = tuple(x - X for x in x0)
+    I = sum(R @ Ji @ R.T + mi * (r @ r * np.eye(3) - np.outer(r, r)) for mi, R, Ji, r in zip(m, R0, Jb, arms))
+    bodies = [rbdyn.RigidBody(name, mi, Ji, position=x, R_world_body=R, velocity=V + np.cross(w, r), omega_body=R.T @ w)
+              for name, mi, Ji, x, R, r in zip("ab", m, Jb, x0, R0, arms)]
+    gravity = (0.0, 0.0, -9.81)
+    pair = rbdyn.System(bodies, constraints=[rbdyn.FixedJoint("b", point_body=(-0.15, -0.05, 0.1), other="a")],
+                        gravity=gravity)
+    one = rbdyn.System([rbdyn.RigidBody("ab", M, I, position=X, velocity=V, omega_body=w)], gravity=gravity)
+    return pair, one, np.array(m), R0, arms
+
+
+@pytest.mark.parametrize("scheme", ["rig_neg", "gen_alpha"])
+def test_weld_moves_like_the_single_rigid_body(scheme):
+    """The weld's internal reactions cancel: the pair's mass centre follows the composite body's
+    to round-off, and each body's pose is the composite's carried along, to the step's error
+    (second order: the mismatch drops about 4x when the step halves)."""
+    pair, one, m, R0, arms = _welded_pair_and_composite()
+    mismatch = []
+    for h in (2e-3, 1e-3):
+        p = rbdyn.simulate(pair, scheme, h, 0.5, every=10)
+        o = rbdyn.simulate(one, scheme, h, 0.5, every=10)
+        com = np.einsum("i,tij->tj", m, p.x_com) / m.sum()
+        assert np.abs(com - o.x_com[:, 0]).max() <= 1e-10
+        np.testing.assert_allclose(p.linear_momentum, o.linear_momentum, rtol=0, atol=1e-10)
+        Rc = o.R_world_body[:, 0]
+        rot = max(np.abs(p.R_world_body[:, i] - Rc @ R0[i]).max() for i in range(2))
+        pos = max(np.abs(p.x_com[:, i] - (o.x_com[:, 0] + Rc @ arms[i])).max() for i in range(2))
+        assert p.constraint.max() <= 1e-12
+        assert rot <= 1e-5 and pos <= 2e-6, (rot, pos)
+        mismatch.append(rot)
+    assert 3.5 <= mismatch[0] / mismatch[1] <= 4.5, mismatch
 
 
 def test_iteration_limit_is_a_setting():

@@ -11,8 +11,9 @@ A kind is one module (``spherical.py``, ``rod.py``, ...) that defines
       the position-level residual rows ``g[r0:r0+n]`` and, in ``floor``, the smallest
       error float64 can resolve for each (16 ulp of the coordinates involved);
   ``gradient(data, k, xa, Ra, xb, Rb, Ba, Bb, s)``
-      the rows (first ``n`` rows of the 6 x 6 ``Ba``, ``Bb``) of the gradient with respect to
-      each body's world increments ``(dx, dtheta)``, ``Lambda <- exp[dtheta] Lambda``;
+      the rows (first ``n`` rows of the :data:`MAX_ROWS` x 6 ``Ba``, ``Bb``) of the gradient
+      with respect to each body's world increments ``(dx, dtheta)``,
+      ``Lambda <- exp[dtheta] Lambda``;
   ``stiffness(data, k, xa, Ra, xb, Rb, lam, r0, K, s)``
       ``K += d(B^T lam)/d(dx_a, dtheta_a, dx_b, dtheta_b)`` (12 x 12), the geometric stiffness
       of the generalized reaction of the multipliers ``lam[r0:r0+n]``;
@@ -21,12 +22,15 @@ A kind is one module (``spherical.py``, ``rod.py``, ...) that defines
       the accelerations (``w`` the world angular velocity);
 
   with ``k`` the constraint's row of ``data``, ``(xa, Ra)``, ``(xb, Rb)`` the body origins'
-  positions and rotations (the world: zero and the identity), ``s`` a (8, 3) scratch array;
+  positions and rotations (the world: zero and the identity), ``s`` a (:data:`SCRATCH_VECTORS`, 3)
+  scratch array;
 * a :class:`Kind` record, ``KIND``, which the registry (``rbdyn/constraints/__init__.py``) lists.
 
 The schemes assemble every kind from these four functions through one dispatch
 (:mod:`rbdyn._constraints`, a loop over the registry unrolled at compile time); they know
-nothing else about a kind.
+nothing else about a kind. A kind must fit the limits below (:data:`DATA_WIDTH`,
+:data:`MAX_ROWS`, :data:`SCRATCH_VECTORS`), which size the schemes' scratch; a test checks that
+every registered kind does.
 """
 
 from __future__ import annotations
@@ -40,10 +44,18 @@ from .._errors import InputError
 from .._errors import short_repr as _short
 from .._jit import njit
 
-__all__ = ["Constraint", "Kind", "DATA_WIDTH", "FUNCTIONS", "compiled_kind"]
+__all__ = ["Constraint", "Kind", "DATA_WIDTH", "MAX_ROWS", "SCRATCH_VECTORS", "FUNCTIONS", "compiled_kind"]
 
-#: Numbers per constraint in the packed data (the widest kind, the weld, uses 24).
+# The limits of a kind. The packed data and the scratch of every scheme are sized by these
+# names (here, rbdyn/_rig.py, rbdyn/_genalpha.py, rbdyn/_model.py, rbdyn/_simulate.py); a kind
+# that needs more raises the limit here and nowhere else.
+
+#: Numbers per constraint in the packed data: the most a kind's :meth:`Constraint.data` may use.
 DATA_WIDTH = 24
+#: Residual rows a kind may have at most (its gradient blocks are ``MAX_ROWS`` x 6 per body).
+MAX_ROWS = 6
+#: Vectors of 3 in the scratch array ``s`` the compiled functions may use (``s[0]`` ... ``s[7]``).
+SCRATCH_VECTORS = 8
 
 #: The compiled functions of a kind, in the order of :class:`Kind`'s fields.
 FUNCTIONS = ("residual", "gradient", "stiffness", "velocity_product")
@@ -92,6 +104,13 @@ def unit_vector(value, fld: str) -> np.ndarray:
 class Constraint:
     """Base of the constraint kinds: a point of ``body`` and a point of ``other`` or of the world.
 
+    A kind (a subclass, with its module's compiled functions) stays within three limits, which
+    size the packed data and the schemes' scratch: at most :data:`MAX_ROWS` (6) residual rows
+    (``n_eq``), at most :data:`DATA_WIDTH` (24) numbers in its :meth:`data` row, and at most
+    :data:`SCRATCH_VECTORS` (8) vectors of 3 of the scratch ``s``. A kind that needs more raises
+    the limit in ``rbdyn/constraints/_base.py``; ``tests/test_constraint_kinds.py`` checks every
+    registered kind against them. :meth:`random_keys` gives the tests a valid random instance.
+
     Parameters
     ----------
     body : str
@@ -122,6 +141,14 @@ class Constraint:
         object.__setattr__(self, "point_body", finite_vector(self.point_body, f"{where}.point_body"))
         if self.other_point is not None:
             object.__setattr__(self, "other_point", finite_vector(self.other_point, f"{where}.other_point"))
+
+    @classmethod
+    def random_keys(cls, rng, to_world: bool) -> dict:
+        """Keyword arguments, besides ``body``, ``point_body`` and ``other``, that make a valid
+        constraint of this kind at any initial pose, drawn from the numpy Generator ``rng``
+        (the tests build every registered kind with them). None for a kind whose defaults
+        (the points and axes held where they are at t = 0) are enough."""
+        return {}
 
     # -- resolving against a system --------------------------------------------------------------
     def _resolve(self, index: dict, where: str, origins, R0) -> None:
@@ -168,7 +195,7 @@ class Constraint:
 
         g = np.zeros(self.n_eq)
         kind_of(self).residual(self.data()[None, :], 0, *self.frames(x, R), g, np.zeros(self.n_eq), 0,
-                               np.zeros((8, 3)))
+                               np.zeros((SCRATCH_VECTORS, 3)))
         return g
 
     def gradient(self, x, R):
@@ -176,8 +203,8 @@ class Constraint:
         increments ``(dx, dtheta)``, shape (n, 6) each."""
         from . import kind_of
 
-        Ba, Bb = np.zeros((6, 6)), np.zeros((6, 6))
-        kind_of(self).gradient(self.data()[None, :], 0, *self.frames(x, R), Ba, Bb, np.zeros((8, 3)))
+        Ba, Bb = np.zeros((MAX_ROWS, 6)), np.zeros((MAX_ROWS, 6))
+        kind_of(self).gradient(self.data()[None, :], 0, *self.frames(x, R), Ba, Bb, np.zeros((SCRATCH_VECTORS, 3)))
         return Ba[: self.n_eq].copy(), Bb[: self.n_eq].copy()
 
     def stiffness(self, x, R, lam) -> np.ndarray:
@@ -186,7 +213,7 @@ class Constraint:
 
         K = np.zeros((12, 12))
         lam = np.ascontiguousarray(lam, dtype=float)
-        kind_of(self).stiffness(self.data()[None, :], 0, *self.frames(x, R), lam, 0, K, np.zeros((8, 3)))
+        kind_of(self).stiffness(self.data()[None, :], 0, *self.frames(x, R), lam, 0, K, np.zeros((SCRATCH_VECTORS, 3)))
         return K
 
     def velocity_product(self, x, R, v, w) -> np.ndarray:
@@ -198,7 +225,7 @@ class Constraint:
         pick = lambda a, i: np.zeros(3) if i < 0 else np.ascontiguousarray(a[i], dtype=float)  # noqa: E731
         gam = np.zeros(self.n_eq)
         kind_of(self).velocity_product(self.data()[None, :], 0, xa, Ra, pick(v, self._i), pick(w, self._i), xb, Rb,
-                                       pick(v, self._j), pick(w, self._j), gam, 0, np.zeros((8, 3)))
+                                       pick(v, self._j), pick(w, self._j), gam, 0, np.zeros((SCRATCH_VECTORS, 3)))
         return gam
 
     def jacobian(self, x, R) -> np.ndarray:

@@ -61,6 +61,10 @@ class RevoluteJoint(Constraint):
         if self.other_axis is not None:
             object.__setattr__(self, "other_axis", unit_vector(self.other_axis, "constraint.revolute.other_axis"))
 
+    @classmethod
+    def random_keys(cls, rng, to_world):
+        return {"axis_body": rng.normal(size=3)}  # other_axis: by default parallel at t = 0
+
     def _resolve_kind(self, where, origins, R0):
         xa, Ra, xb, Rb = self.frames(origins, R0)
         if self.other_axis is None:

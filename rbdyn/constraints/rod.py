@@ -52,6 +52,11 @@ class Rod(Constraint):
                 raise InputError("constraint.rod.length", f"must be a finite number > 0 with a finite inverse, got {v!r}")
             object.__setattr__(self, "length", float(v))
 
+    @classmethod
+    def random_keys(cls, rng, to_world):
+        # a rod to the world needs its fixed end; a random one is off the body's point
+        return {"other_point": rng.normal(size=3)} if to_world else {}
+
     def _resolve(self, index, where, origins, R0):
         self._bind(index, where)
         if self.other_point is None:
