@@ -18,7 +18,13 @@ The command line ``rbdyn`` maps them to its exit status:
   naming the time, the step and the cause. ``--out`` is left unchanged and the
   rows before the failure are written to ``NAME.partial.csv``;
 * ``3``: anything else, ``internal error, please report``; the traceback only
-  with ``--debug`` or ``RBDYN_DEBUG=1``.
+  with ``--debug`` or ``RBDYN_DEBUG=1``;
+* ``130``: interrupted (Ctrl-C); one line, no output file written or changed.
+
+A run that needs more memory than is available is an ``InputError`` (field
+``every``), never a ``MemoryError``; a run of more than 1e9 steps is refused
+(field ``dt``). ``Trajectory.to_csv`` reports a path it cannot write as an
+``InputError`` (field ``out``).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from __future__ import annotations
 __all__ = ["InputError", "NumericalError"]
 
 EXIT_OK, EXIT_NUMERICAL, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports a process ended by SIGINT
 
 
 def short_repr(value, limit: int = 60) -> str:

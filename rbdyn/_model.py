@@ -17,7 +17,6 @@ Frames and names follow the book's notation page:
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import math
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from ._constraints import residuals_into
 from ._data import LOAD_SIGNATURE, POTENTIAL_SIGNATURE, Bodies, Model, pack_loads
 from ._jit import jit_enabled, njit_signature, quiet
 from .constraints import Constraint, kind_names, pack_constraints
+from .constraints._base import SCRATCH_VECTORS
 from ._errors import InputError
 from ._errors import short_repr as _short  # errors are one line
 
@@ -51,10 +51,24 @@ __all__ = [
 # --------------------------------------------------------------------------
 # validation helpers: each raises InputError naming the field
 # --------------------------------------------------------------------------
+def _float_array(value) -> np.ndarray:
+    """``value`` as a float array, refusing text: ``np.array(["1"], dtype=float)`` would convert
+    numeric strings. Raises TypeError, ValueError or OverflowError for what is not numbers."""
+    if isinstance(value, (str, bytes)):
+        raise TypeError("text")
+    arr = np.asarray(value)
+    if arr.dtype.kind in "USVbMm" or (arr.dtype.kind == "O" and any(
+            isinstance(e, (str, bytes, bool, np.bool_)) for e in arr.ravel())):
+        raise TypeError("not numbers")
+    return np.array(arr, dtype=float)
+
+
 def _finite_array(value, shape, fld: str) -> np.ndarray:
     try:
-        arr = np.array(value, dtype=float)
-    except (TypeError, ValueError, OverflowError):
+        arr = _float_array(value)
+    except OverflowError:  # an integer beyond the float range
+        raise InputError(fld, "must be finite numbers (at most about 1.8e308 in size)") from None
+    except (TypeError, ValueError):
         raise InputError(fld, f"must be an array of numbers of shape {shape}, got {_short(value)}") from None
     if arr.shape != shape:
         raise InputError(fld, f"must have shape {shape}, got shape {arr.shape}")
@@ -86,9 +100,11 @@ def _positive(value, fld: str) -> float:
 
 def _inertia(value, fld: str, what: str = "") -> np.ndarray:
     try:
-        arr = np.array(value, dtype=float)
+        arr = _float_array(value)
+    except OverflowError:  # an integer beyond the float range
+        raise InputError(fld, "must be finite numbers (at most about 1.8e308 in size)") from None
     except (TypeError, ValueError):
-        raise InputError(fld, f"must be 3 principal moments or a 3x3 matrix of numbers, got {value!r}") from None
+        raise InputError(fld, f"must be 3 principal moments or a 3x3 matrix of numbers, got {_short(value)}") from None
     if arr.shape == (3,):
         arr = np.diag(arr)
     J = _finite_array(arr, (3, 3), fld)
@@ -148,9 +164,19 @@ def _rotation(quat_wxyz, R_world_body, rotvec, fld: str) -> np.ndarray:
 
 
 def box_inertia(mass: float, size: Sequence[float]) -> np.ndarray:
-    """Inertia about the mass centre of a uniform box with edge lengths ``size``."""
+    """Inertia about the mass centre of a uniform box with edge lengths ``size``.
+
+    Raises :class:`~rbdyn.InputError` (field ``mass`` or ``size``) unless ``mass`` is a finite
+    number > 0 and ``size`` three finite numbers > 0. The result may overflow to inf for edges
+    beyond about 1e154; :class:`RigidBody` refuses such an inertia.
+    """
+    m = _positive(mass, "mass")
+    size = _finite_array(size, (3,), "size")
+    if np.any(size <= 0):
+        raise InputError("size", f"edge lengths must be > 0, got {size.tolist()}")
     a, b, c = (float(s) for s in size)
-    return np.diag([b * b + c * c, c * c + a * a, a * a + b * b]) * (float(mass) / 12.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.diag([b * b + c * c, c * c + a * a, a * a + b * b]) * (m / 12.0)
 
 
 # --------------------------------------------------------------------------
@@ -221,21 +247,36 @@ class RigidBody:
             put("com_body", _finite_array(self.com_body if self.com_body is not None else np.zeros(3), (3,), f"{where}.com_body"))
             # A real body's inertia about its mass centre is a valid inertia
             # tensor too; J about the pivot alone does not guarantee it.
-            _inertia(self.inertia_com, f"{where}.inertia", "about the mass centre (inertia - m(|c|²I - ccᵀ)) ")
-            put("position", self.pivot + R @ self.com_body)
+            with np.errstate(over="ignore", invalid="ignore"):
+                J_com = self.inertia_com
+                position = self.pivot + R @ self.com_body
+            # derived quantities are named by the input that makes them overflow
+            if not np.all(np.isfinite(J_com)):
+                raise InputError(f"{where}.com_body", "with this mass the inertia about the mass centre "
+                                                      "(inertia - m(|c|²I - ccᵀ)) overflows: give a com_body of moderate size")
+            if not np.all(np.isfinite(position)):
+                key = "com_body" if np.max(np.abs(self.com_body)) >= np.max(np.abs(self.pivot)) else "pivot"
+                raise InputError(f"{where}.{key}", "the mass centre (pivot + R com_body) overflows: give a pivot and "
+                                                   "a com_body of moderate size")
+            _inertia(J_com, f"{where}.inertia", "about the mass centre (inertia - m(|c|²I - ccᵀ)) ")
+            put("position", position)
             put("velocity", R @ np.cross(self.omega_body, self.com_body))
         # Derived quantities must be finite too: inputs of finite but huge size can overflow them.
         with np.errstate(over="ignore", invalid="ignore"):
+            translation = 0.5 * self.mass * float(self.velocity @ self.velocity)
             derived = {
-                "kinetic energy": 0.5 * self.mass * float(self.velocity @ self.velocity)
-                + 0.5 * float(self.omega_body @ self.inertia @ self.omega_body),
+                "kinetic energy": translation + 0.5 * float(self.omega_body @ self.inertia @ self.omega_body),
                 "linear momentum": self.mass * np.linalg.norm(self.velocity),
                 "angular momentum": np.linalg.norm(self.inertia @ self.omega_body),
                 "inertia about the mass centre": float(np.max(np.abs(self.inertia_com))),
             }
         for what, value in derived.items():
             if not math.isfinite(value):
-                raise InputError(where, f"its initial {what} overflows: give masses, inertias and velocities of moderate size")
+                # the entry, and the key that drives it where one does: a velocity, or an angular velocity
+                key = ".velocity" if self.pivot is None and not math.isfinite(translation) else \
+                    ".omega_body" if what in ("kinetic energy", "angular momentum") else ""
+                raise InputError(where + key, f"its initial {what} overflows: give masses, inertias and "
+                                              "velocities of moderate size")
         # Frozen: a change to an array after System() must not change the next run.
         for key in ("inertia", "omega_body", "R_world_body", "quat_wxyz", "com_body", "position", "velocity", "pivot"):
             arr = getattr(self, key)
@@ -415,7 +456,7 @@ class CompiledLoad:
     def __post_init__(self):
         where = f"load.{self.body}"
         try:
-            params = np.array(self.params, dtype=float).ravel()
+            params = _float_array(self.params).ravel()
         except (TypeError, ValueError, OverflowError):
             raise InputError(f"{where}.params", f"must be a vector of numbers, got {_short(self.params)}") from None
         if not np.all(np.isfinite(params)):
@@ -437,6 +478,125 @@ def _compiled_for(fn, signature) -> bool:
 # --------------------------------------------------------------------------
 # the system
 # --------------------------------------------------------------------------
+def _sequence(value, fld: str, what: str) -> tuple:
+    if isinstance(value, (str, bytes, dict)) or value is None:
+        raise InputError(fld, f"must be a sequence of {what}, got {_short(value)}")
+    try:
+        return tuple(value)
+    except TypeError:
+        raise InputError(fld, f"must be a sequence of {what}, got {_short(value)}") from None
+
+
+def _biggest(**values) -> str:
+    """The key of the largest of ``values`` (scalars or arrays, by their largest magnitude)."""
+    return max(values, key=lambda k: float(np.max(np.abs(np.asarray(values[k], dtype=float)))))
+
+
+def _body_key(b) -> str:
+    """The input key a body's position-dependent quantities come from."""
+    if b.pivoted:
+        return "com_body" if np.max(np.abs(b.R_world_body @ b.com_body)) >= np.max(np.abs(b.pivot)) else "pivot"
+    return "position"
+
+
+def _check_initial_values(system) -> None:
+    """Refuse a system whose quantities at t = 0 overflow (weights, potentials, momenta, the loads'
+    forces and torques), naming the entry and key that make them overflow: ``gravity``,
+    ``body[i].KEY`` or ``load[k].KEY``. An input problem must never surface as a numerical failure
+    at the first step, nor as a non-finite first output row."""
+    g = system.gravity
+    bodies = system.bodies
+    fin = lambda *a: all(np.all(np.isfinite(x)) for x in a)  # noqa: E731
+    shares = []  # (field, kinetic, potential, momentum, angular momentum) of every load
+    force = {}
+    torque = {}
+    with np.errstate(over="ignore", invalid="ignore"):
+        # every body at once (a per-body loop would cost more than building the system); the
+        # first body that fails is then named as a loop over the bodies in order would name it
+        m = np.array([b.mass for b in bodies])
+        x_b = np.array([b.position for b in bodies])
+        v = np.array([b.velocity for b in bodies])
+        W = np.array([b.omega_body for b in bodies])
+        R_b = np.array([b.R_world_body for b in bodies])
+        J = np.array([b.inertia for b in bodies])
+        c_b = np.array([b.com_body for b in bodies])
+        cc = np.einsum("ni,ni->n", c_b, c_b)
+        J_com = J - m[:, None, None] * (cc[:, None, None] * np.eye(3) - np.einsum("ni,nj->nij", c_b, c_b))
+        g_norm = float(np.linalg.norm(g))
+        weight_ok = np.isfinite(m * g_norm)
+        potential_ok = np.isfinite(m * g_norm * (1.0 + np.linalg.norm(x_b, axis=1)))
+        p = m[:, None] * v
+        L = np.cross(x_b, p) + np.einsum("nij,nj->ni", R_b, np.einsum("nij,nj->ni", J_com, W))
+        momentum_ok = np.isfinite(p).all(axis=1) & np.isfinite(L).all(axis=1)
+        bad = np.flatnonzero(~(weight_ok & potential_ok & momentum_ok))
+        if bad.size:
+            i = int(bad[0])
+            b, where, key = bodies[i], f"body[{i}]", _body_key(bodies[i])
+            if not weight_ok[i]:
+                raise InputError("gravity", f"the weight of {where} ({b.name!r}, mass {b.mass:.3g}) overflows: "
+                                            "give a gravity of moderate size")
+            if not potential_ok[i]:
+                raise InputError(f"{where}.{key}", "its potential energy in gravity (-m g·x) overflows: give a value "
+                                                   f"of moderate size for {key}")
+            raise InputError(f"{where}.{key}", "its initial angular momentum about the world origin "
+                                               f"(m x × v + R J ω) overflows: give a value of moderate size for {key}")
+        body_shares = (0.5 * m * np.einsum("ni,ni->n", v, v) + 0.5 * np.einsum("ni,nij,nj->n", W, J, W),
+                       -(m[:, None] * g * x_b).sum(axis=1), p, L)
+        for k, ld in enumerate(system.loads):
+            if isinstance(ld, (LoadCallback, CompiledLoad)):
+                continue  # evaluated by the run (its first output row)
+            i = system.index[ld.body]
+            force.setdefault(i, m[i] * g)
+            torque.setdefault(i, np.zeros(3))
+            where = f"load[{k}]"
+            b = bodies[i]
+            R = b.R_world_body
+            x = b.pivot if b.pivoted else b.position
+            c = R @ b.com_body
+            if isinstance(ld, ConstantForce):
+                f, tau, pot, key = ld.force, np.cross(c, ld.force), -float(ld.force @ b.position), "force"
+                why = "its potential energy (-force·x) at the body's position"
+            elif isinstance(ld, ConstantTorque):
+                f, tau, pot, key = np.zeros(3), ld.torque, 0.0, "torque"
+                why = "the body's total torque"
+            elif isinstance(ld, PointForce):
+                r = R @ ld.point_body
+                f, tau, pot = ld.force, np.cross(r, ld.force), -float(ld.force @ (x + r))
+                key = _biggest(point_body=ld.point_body, force=ld.force)
+                why = "its torque (R point_body × force) or potential energy (-force·(x + R point_body))"
+            else:  # Spring
+                r = R @ ld.point_body
+                d = x + r - ld.anchor
+                length = float(np.linalg.norm(d))
+                stretch = length - system._rest_length(ld)
+                scale = -ld.stiffness * stretch / length if length > 0.0 else 0.0
+                f, pot = scale * d, 0.5 * ld.stiffness * stretch * stretch
+                tau = np.cross(r, f)
+                sizes = dict(anchor=ld.anchor, point_body=ld.point_body)
+                if ld.rest_length is not None:
+                    sizes["rest_length"] = ld.rest_length
+                unit = stretch / length * d if length > 0.0 else 0.0  # the force per unit stiffness
+                key = "stiffness" if fin(0.5 * stretch * stretch, unit) else _biggest(**sizes)
+                why = "its force k(L - rest_length) or potential energy k(L - rest_length)²/2"
+            force[i] = force[i] + f
+            torque[i] = torque[i] + tau
+            if not fin(f, tau, pot, force[i], torque[i], np.cross(c, force[i])):
+                raise InputError(f"{where}.{key}", f"{why} at t = 0 overflows, alone or added to the body's other "
+                                                   f"loads: give a value of moderate size for {key}")
+            shares.append((where, 0.0, pot, np.zeros(3), np.zeros(3)))
+        # the totals the first output row records
+        for col, what in ((1, "kinetic energy"), (2, "potential energy"), (3, "linear momentum"),
+                          (4, "angular momentum")):
+            per_body = body_shares[col - 1]
+            if not fin(per_body.sum(axis=0) + sum(s[col] for s in shares)):
+                size = np.abs(per_body).reshape(len(bodies), -1).max(axis=1)
+                i = int(np.argmax(size))
+                worst = max([(f"body[{i}]", float(size[i]))] + [(s[0], float(np.max(np.abs(s[col])))) for s in shares],
+                            key=lambda e: e[1])[0]
+                raise InputError(worst, f"the system's total initial {what} overflows (this entry's share is the "
+                                        "largest): give masses, positions, velocities and loads of moderate size")
+
+
 class System:
     """Bodies, loads, constraints and uniform gravity.
 
@@ -444,8 +604,8 @@ class System:
     ----------
     bodies : sequence of RigidBody
     loads : sequence of ConstantForce, ConstantTorque, PointForce, Spring, CompiledLoad or LoadCallback
-    constraints : sequence of SphericalJoint, Rod, RevoluteJoint or FixedJoint
-        Instances of the registered kinds (``rbdyn.constraints.KINDS``).
+    constraints : sequence of Constraint
+        Instances of the registered kinds (``rbdyn.constraints.KINDS``; ``rbdyn list`` lists them).
     gravity : array_like, (3,)
         Uniform gravitational acceleration (world).
 
@@ -458,27 +618,23 @@ class System:
     """
 
     def __init__(self, bodies, loads=(), constraints=(), gravity=(0.0, 0.0, 0.0)):
-        self.bodies = tuple(bodies)
+        self.bodies = _sequence(bodies, "bodies", "RigidBody")
         if not self.bodies:
             raise InputError("body", "a system needs at least one body")
-        for b in self.bodies:
+        for i, b in enumerate(self.bodies):
             if not isinstance(b, RigidBody):
-                raise InputError("body", f"must be RigidBody objects, got {type(b).__name__}")
-        names = [b.name for b in self.bodies]
-        dup = sorted(n for n, count in collections.Counter(names).items() if count > 1)
-        if dup:
-            raise InputError("body.name", f"must be unique, repeated: {dup}")
-        self.index = {n: k for k, n in enumerate(names)}
+                raise InputError(f"body[{i}]", f"must be a RigidBody, got {type(b).__name__}")
+        self.index = {}  # a dict, not a scan of the names before each one: building stays linear in the bodies
+        for i, b in enumerate(self.bodies):
+            first = self.index.setdefault(b.name, i)
+            if first != i:
+                raise InputError(f"body[{i}].name", f"must be unique, {b.name!r} is also the name of body[{first}]")
         self.gravity = _finite_array(gravity, (3,), "gravity")
-        with np.errstate(over="ignore", invalid="ignore"):
-            for b in self.bodies:
-                if not math.isfinite(b.mass * float(np.linalg.norm(self.gravity)) * (1.0 + float(np.linalg.norm(b.position)))):
-                    raise InputError("gravity", f"with body {b.name!r} its weight or potential energy overflows: "
-                                                "give a gravity of moderate size")
-        self.loads = tuple(loads)
+        self.loads = _sequence(loads, "loads", "loads")
         # Copies: resolving fills in anchors and lengths from this system's
         # initial state, which must not leak into a constraint reused elsewhere.
-        self.constraints = tuple(dataclasses.replace(c) if isinstance(c, Constraint) else c for c in constraints)
+        self.constraints = tuple(dataclasses.replace(c) if isinstance(c, Constraint) else c
+                                 for c in _sequence(constraints, "constraints", "constraints"))
         for k, ld in enumerate(self.loads):
             if not isinstance(ld, (ConstantForce, ConstantTorque, PointForce, Spring, LoadCallback, CompiledLoad)):
                 raise InputError(f"load[{k}]", f"unsupported load type {type(ld).__name__}")
@@ -492,6 +648,7 @@ class System:
                                                      f"the kinds are {', '.join(kind_names())}")
             c._resolve(self.index, f"constraint[{k}]", origins, R0)
         self.callbacks = tuple(ld for ld in self.loads if isinstance(ld, LoadCallback))
+        _check_initial_values(self)
         self.model = self._pack()
         if self.constraints:
             self._check_constraints(origins, R0)
@@ -524,15 +681,15 @@ class System:
                     f"the initial state violates this {c.kind} constraint by {np.max(np.abs(r)):.3g} "
                     f"(allowed {self.INITIAL_TOL:g} x {size:.3g}); place the bodies on it",
                 )
-            # a row that no degree of freedom of its bodies can change (a rod along a pivoted body's
-            # axis through its pivot, or whose ends meet) cannot be held; rows that repeat others
+            # a row that no degree of freedom of its bodies can change (for example a point held at a
+            # pivoted body's pivot, or a zero gradient row) cannot be held; rows that repeat others
             # (a closed loop) can: the solves take the minimum-norm increment (see the docstring)
             H = c.jacobian(x, R)
             keep = [6 * i + a for i, b in enumerate(self.bodies) for a in range(6) if a >= 3 or not b.pivoted]
             if np.any(np.max(np.abs(H[:, keep]), axis=1) <= 1e-12 * size):
                 raise InputError(f"constraint[{k}]", f"this {c.kind} constraint cannot act on its bodies at t = 0 "
-                                                     "(a rod whose ends coincide, or along a pivoted body's axis "
-                                                     "through its pivot); move its points")
+                                                     "(a residual row that no motion of its bodies changes, such as "
+                                                     "a point at a pivoted body's pivot); move its points")
 
     @property
     def n_bodies(self) -> int:
@@ -544,7 +701,7 @@ class System:
 
     @property
     def n_constraint_rows(self) -> int:
-        """Number of constraint residuals (3 per spherical joint, 1 per rod)."""
+        """Number of constraint residuals (the sum of each constraint's ``n_eq``)."""
         return sum(c.n_eq for c in self.constraints)
 
     def _rest_length(self, spring) -> float:
@@ -594,7 +751,7 @@ class System:
             cons = self.model.constraints
             with quiet():
                 residuals_into(cons.kind, cons.body, cons.data, cons.row, x, R, g, np.empty(m), np.empty(3),
-                               np.empty((3, 3)), np.empty(3), np.empty((3, 3)), np.empty((8, 3)))
+                               np.empty((3, 3)), np.empty(3), np.empty((3, 3)), np.empty((SCRATCH_VECTORS, 3)))
         return g
 
     def constraint_jacobian(self, x, R) -> np.ndarray:

@@ -262,12 +262,19 @@ def _body(entry, k):
             raise InputError(f"{fld}.box", f"edge lengths must be > 0, got {size.tolist()}")
         if mass <= 0:
             raise InputError(f"{fld}.mass", f"must be > 0, got {mass!r}")
-        inertia = box_inertia(mass, size)
+        try:
+            inertia = box_inertia(mass, size)
+        except InputError as err:
+            raise InputError(f"{fld}.{'box' if err.field == 'size' else 'mass'}", err.message) from None
         if "pivot" in entry and "com_body" in entry:
             # 'box' gives the inertia about the box's centre; a pivoted body
             # needs it about the pivot (parallel-axis theorem).
             c = _numbers(entry["com_body"], (3,), f"{fld}.com_body")
-            inertia = inertia + mass * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
+            with np.errstate(over="ignore", invalid="ignore"):
+                inertia = inertia + mass * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
+            if np.all(np.isfinite(box_inertia(mass, size))) and not np.all(np.isfinite(inertia)):
+                raise InputError(f"{fld}.com_body", "with this mass the box's inertia about the pivot "
+                                                    "(parallel-axis theorem) overflows: give a com_body of moderate size")
     else:
         raw = entry["inertia"]
         shape = (3, 3) if isinstance(raw, list) and raw and isinstance(raw[0], list) else (3,)
@@ -288,6 +295,8 @@ def _body(entry, k):
     except InputError as err:
         # RigidBody names its fields body.NAME.KEY; the file's entry is body[k], with the key the user wrote
         prefix = f"body.{name}"
+        if err.field == "body.name":  # a name RigidBody refuses
+            raise InputError(f"{fld}.name", err.message) from None
         if err.field == prefix or err.field.startswith(prefix + "."):
             rest = err.field[len(prefix):]
             if rest == ".inertia" and "box" in entry:
@@ -367,7 +376,12 @@ def _build(data, source) -> Scenario:
     loads = [_load(e, k) for k, e in enumerate(_array_of_tables(data, "load"))]
     constraints = [_constraint(e, k) for k, e in enumerate(_array_of_tables(data, "constraint"))]
     gravity = _numbers(world["gravity"], (3,), "world.gravity") if "gravity" in world else np.zeros(3)
-    system = System(bodies, loads, constraints, gravity)
+    try:
+        system = System(bodies, loads, constraints, gravity)
+    except InputError as err:  # System names the argument gravity; the file's key is world.gravity
+        if err.field == "gravity" or err.field.startswith("gravity."):
+            raise InputError("world." + err.field, err.message) from None
+        raise
     scheme_name = _string(run["scheme"], "run.scheme")
     for name, table in settings.items():
         try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import sys
 import time
 from typing import Callable, TextIO
@@ -12,9 +13,11 @@ import numpy as np
 
 from . import so3
 from ._driver import BUILTIN, METRIC_SIGNATURE, STATUS_REPORT, Monitor, Output
+from ._files import write_atomically
 from ._errors import InputError, NumericalError, short_repr
 from ._jit import function_list, njit_signature, quiet
-from ._model import System, _compiled_for
+from ._model import System, _compiled_for, _float_array
+from .constraints._base import SCRATCH_VECTORS
 from ._scheme import STATUS_TEXT, Scheme, _isfinite, get_scheme, schemes
 
 __all__ = ["simulate", "Trajectory", "Reduction", "Metric", "compiled_metric"]
@@ -61,7 +64,7 @@ class Metric:
         if isinstance(self.size, bool) or not isinstance(self.size, (int, np.integer)) or not 1 <= self.size <= 1000:
             raise InputError(f"metric.{self.name}.size", f"must be an integer from 1 to 1000, got {short_repr(self.size)}")
         try:
-            params = np.array(self.params, dtype=float).ravel()
+            params = _float_array(self.params).ravel()
         except (TypeError, ValueError, OverflowError):
             raise InputError(f"metric.{self.name}.params", "must be a vector of numbers") from None
         if not np.all(np.isfinite(params)):
@@ -214,16 +217,37 @@ class Trajectory:
         parts += [self.energy[:, None], self.constraint[:, None]]
         return np.hstack([p.reshape(n, -1) for p in parts])
 
-    def to_csv(self, out: TextIO | str) -> None:
+    def to_csv(self, out: TextIO | str | os.PathLike) -> None:
         """Write one header line and one row per output time; floats repr-exact.
 
         The text is streamed in blocks of rows, so writing needs little memory beyond the
-        trajectory itself.
+        trajectory itself. A path is written atomically: to a temporary file beside it, renamed
+        into place when complete (a failed write leaves any previous file unchanged), with the
+        previous file's permissions or those the umask gives a new file.
+
+        Raises
+        ------
+        InputError
+            Field ``out``: ``out`` is neither a path nor an object with a ``write`` method, or the
+            path cannot be written (a missing directory, no permission, a full disk, an existing
+            device or FIFO); the message gives the reason. An error raised by the ``write`` of a
+            file object you pass (an ``OSError`` of a full disk, say) is that object's and propagates.
         """
-        if isinstance(out, str):
-            with open(out, "w", encoding="utf-8") as fh:
-                self.to_csv(fh)
+        if isinstance(out, (str, os.PathLike)):
+            path = os.fspath(out)
+            if not isinstance(path, str) or not path:
+                raise InputError("out", f"must name a file, got {short_repr(out)}")
+            try:
+                write_atomically(path, self._write_csv)
+            except OSError as exc:
+                raise InputError("out", f"cannot write {short_repr(path)}: {exc.strerror or exc}; any previous "
+                                        "file is unchanged") from None
             return
+        if not callable(getattr(out, "write", None)):
+            raise InputError("out", f"must be a file path or a text file object, got {short_repr(out)}")
+        self._write_csv(out)
+
+    def _write_csv(self, out) -> None:
         out.write(",".join(self.columns()) + "\n")
         table = self.table()
         for start in range(0, table.shape[0], 4096):
@@ -243,10 +267,13 @@ def _check_run_args(dt, t_end, every):
     if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
         raise InputError("every", f"must be an integer >= 1, got {every!r}")
     if t_end / dt > MAX_STEPS:
-        raise InputError("dt", f"t_end/dt = {t_end / dt:.3g} steps; at most {MAX_STEPS:.0e} are allowed (increase dt)")
+        raise InputError("dt", f"t_end/dt = {t_end / dt:.3g} steps; at most {MAX_STEPS:.0e} steps are allowed, "
+                               "whatever every is (increase dt or shorten t_end)")
 
 
-MAX_STEPS = 1e12  # far beyond any run that finishes; guards against dt typos such as 1e-300
+# The most steps a run may take, whatever `every` is: 1e9 steps of the cheapest system already take
+# minutes, and beyond this a run does not finish in any reasonable time (a dt typo such as 1e-12).
+MAX_STEPS = 1e9
 # What one run may allocate before its first step: the recorded rows plus the solver's iteration
 # count of every step (8 bytes a step). Larger runs are refused, naming dt or every.
 MAX_OUTPUT_BYTES = 2**32  # 4 GiB
@@ -330,7 +357,9 @@ def simulate(
     Raises
     ------
     InputError
-        Invalid arguments (a ``ValueError``).
+        Invalid arguments (a ``ValueError``), including a run of more than ``MAX_STEPS`` (1e9)
+        steps, one whose output rows exceed 4 GiB, or one that needs more memory than is
+        available (field ``every``; never a ``MemoryError``).
     NumericalError
         Non-finite state or reported quantity, Newton failure or singular
         constraints, with the time and step.
@@ -347,6 +376,8 @@ def simulate(
     _check_run_args(dt, t_end, every)
     if on_failure not in ("raise", "return"):
         raise InputError("on_failure", f"must be 'raise' or 'return', got {on_failure!r}")
+    if progress is not None and not isinstance(progress, bool):
+        raise InputError("progress", f"must be True, False or None, got {short_repr(progress)}")
     if not isinstance(reduce, bool):
         raise InputError("reduce", f"must be True or False, got {short_repr(reduce)}")
     metrics = _check_metrics(metrics)
@@ -370,26 +401,43 @@ def simulate(
             "every",
             f"{n_out} output rows of {row_bytes} bytes exceed {MAX_OUTPUT_BYTES // 2**30} GiB; increase every",
         )
-    state = scheme.init(system, system.initial_state())
-    params = scheme.params()
-    work = scheme.work(system, state)
-    out = _output(system, n_steps, every)
-    mon = _monitor(system, reduce or bool(metrics), metrics)
+    try:  # what the run allocates before its first step
+        state = scheme.init(system, system.initial_state())
+        params = scheme.params()
+        work = scheme.work(system, state)
+        out = _output(system, n_steps, every)
+        mon = _monitor(system, reduce or bool(metrics), metrics)
+    except MemoryError:
+        raise InputError(
+            "every",
+            f"the run needs about {_mib(n_out * row_bytes)} for its {n_out} output rows, more memory than is "
+            "available; increase every (or dt), or shorten t_end",
+        ) from None
     kernel = scheme.compiled_kernel(system)
     bar = _Progress(n_steps, progress)
-    chunk = max(1, -(-n_steps // 200)) if bar.enabled else max(n_steps, 1)
+    # The kernel runs in chunks of steps (the same steps, the same arithmetic): for the progress bar,
+    # and so that Ctrl-C, which Python sees only between chunks, acts within seconds. Entering the
+    # kernel costs a fixed ~0.3 ms (its arguments are unboxed), so without a bar a chunk is 2**22
+    # body-steps (about a second of the cheaper schemes): a short run stays one call, as the
+    # benchmarks that subtract that fixed cost once assume.
+    n_bodies = max(1, system.model.bodies.mass.shape[0])
+    chunk = max(1, -(-n_steps // 200)) if bar.enabled else max(1, 2**22 // n_bodies)
     wall = 0.0
     k = 0
     code = 0
-    with np.errstate(over="ignore", invalid="ignore"), quiet():
-        while True:
-            stop = min(k + chunk, n_steps)
-            tic = time.perf_counter()
-            code, k = kernel(system.model, state, work, params, 0.0, dt, k, stop, out, mon)
-            wall += time.perf_counter() - tic
-            bar.update(k, final=k == n_steps)
-            if code != 0 or k >= n_steps:
-                break
+    try:
+        with np.errstate(over="ignore", invalid="ignore"), quiet():
+            while True:
+                stop = min(k + chunk, n_steps)
+                tic = time.perf_counter()
+                code, k = kernel(system.model, state, work, params, 0.0, dt, k, stop, out, mon)
+                wall += time.perf_counter() - tic
+                bar.update(k, final=k == n_steps)
+                if code != 0 or k >= n_steps:
+                    break
+    except KeyboardInterrupt as exc:  # where the run was, for the command line's one line
+        exc.rbdyn_t, exc.rbdyn_step = k * dt, k
+        raise
     failure = None
     if code == 0:
         rows, steps = n_out, n_steps
@@ -429,6 +477,10 @@ def simulate(
         if on_failure == "raise":
             raise failure
     return traj
+
+
+def _mib(n_bytes: int) -> str:
+    return f"{n_bytes / 2**20:.0f} MiB" if n_bytes < 2**30 else f"{n_bytes / 2**30:.1f} GiB"
 
 
 # Iteration counts above this share the histogram's last bin.
@@ -503,8 +555,8 @@ def _monitor(system, active, metrics):
 
 
 def _pose_scratch():
-    """Scratch of the constraint dispatch: two poses and (8, 3) more."""
-    return np.empty(3), np.empty((3, 3)), np.empty(3), np.empty((3, 3)), np.empty((8, 3))
+    """Scratch of the constraint dispatch: two poses and the kinds' (SCRATCH_VECTORS, 3)."""
+    return np.empty(3), np.empty((3, 3)), np.empty(3), np.empty((3, 3)), np.empty((SCRATCH_VECTORS, 3))
 
 
 def _reductions(mon, metrics):

@@ -15,7 +15,8 @@ Exit status (the contract, see :mod:`rbdyn._errors`):
   step and the cause; ``--out`` is left as it was, and the rows computed
   before the failure are written to ``NAME.partial.csv`` beside it;
 * 3: anything else, "internal error, please report" (the traceback with
-  ``--debug`` or the environment variable ``RBDYN_DEBUG=1``).
+  ``--debug`` or the environment variable ``RBDYN_DEBUG=1``);
+* 130: interrupted (Ctrl-C): one line, and no output file written or changed.
 
 Outputs (``--out``, ``--plot``) are written to a temporary file in the same
 directory and renamed into place only when complete; after a failure the
@@ -28,15 +29,16 @@ import argparse
 import dataclasses
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from ._errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_NUMERICAL, EXIT_OK, InputError, NumericalError, one_line
+from ._errors import (EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NUMERICAL, EXIT_OK, InputError,
+                      NumericalError, one_line)
+from ._files import check_regular, write_atomically
 from ._scenario import builtin_scenario_text, builtin_scenarios, load_scenario
 from ._scheme import schemes
-from ._simulate import _check_run_args
+from ._simulate import MAX_STEPS, _check_run_args
 from .constraints import KINDS
 
 __all__ = ["main"]
@@ -68,8 +70,10 @@ def _parser() -> argparse.ArgumentParser:
         description="Rigid-body time integration: run benchmark or user scenarios.",
         epilog="Exit status: 0 finished (every number written finite); 2 invalid input (one line naming the field); "
                "1 numerical failure (one line naming the time and the step; --out is kept, the rows before the "
-               "failure go to NAME.partial.csv); 3 internal error. Outputs are written to a temporary file and "
-               "renamed into place when complete.",
+               "failure go to NAME.partial.csv); 3 internal error; 130 interrupted (Ctrl-C). Outputs are written "
+               "to a temporary file and renamed into place when complete; --out, its partial file and --plot must "
+               "be regular files other than the scenario. A run may take at most "
+               f"{MAX_STEPS:.0e} steps (t_end/dt), whatever --every is.",
     )
     p.add_argument("--debug", action="store_true", help="show the traceback of an internal error (or RBDYN_DEBUG=1)")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -113,7 +117,9 @@ def _run_arg_error(err, args, scenario):
     from the command line (--dt ...) or from the file (run.dt ...)."""
     given = {"dt": args.dt, "t_end": args.t_end, "every": args.every}
     if err.field not in given:
-        return err
+        return err if err.source else err.with_source(scenario.source)
+    if err.field == "dt" and args.dt is None and args.t_end is not None and "steps are allowed" in err.message:
+        return InputError("--t-end", err.message, "arguments")  # too many steps: the --t-end given is the cause
     if given[err.field] is not None:
         return InputError("--" + err.field.replace("_", "-"), err.message, "arguments")
     return InputError(f"run.{err.field}", err.message, scenario.source)
@@ -152,7 +158,8 @@ def _run(args):
     except InputError as err:
         raise _run_arg_error(err, args, scenario) from None
     target = _out_target(args, scenario) if args.out is not None else None  # before a long run, not after it
-    figure = _plot_target(args, target) if args.plot is not None else None
+    partial = _partial_target(target, scenario) if target is not None else None
+    figure = _plot_target(args, target, scenario) if args.plot is not None else None
     failure = None
     try:
         traj = scenario.run(scheme, dt, t_end, every, progress=False if args.no_progress else None)
@@ -171,8 +178,7 @@ def _run(args):
     if target is None:
         raise NumericalError(failure.t, failure.step, failure.reason + "; no rows written (give --out to keep the rows "
                                                                          "before the failure)", traj)
-    partial = target.with_name(f"{target.stem}.partial{target.suffix or '.csv'}")
-    _write_atomically(traj, partial)
+    _write_atomically(traj, partial, "--out")
     raise NumericalError(failure.t, failure.step, f"{failure.reason}; {target.name} left unchanged, the rows before "
                                                   f"the failure are in {partial.name}", traj)
 
@@ -192,10 +198,42 @@ def _out_target(args, scenario) -> Path:
         raise InputError("--out", f"cannot write {args.out!r}: not a file in an existing, writable directory", "arguments")
     if same:
         raise InputError("--out", "is the scenario file itself; choose another file", "arguments")
+    _check_regular(target, "--out", args.out)
     return target
 
 
-def _plot_target(args, csv_target) -> Path:
+def _is_scenario(path: Path, scenario) -> bool:
+    """Whether ``path`` is the scenario file (by name, link or hard link)."""
+    try:
+        return bool(scenario.source) and Path(scenario.source).exists() and path.exists() \
+            and os.path.samefile(path, scenario.source)
+    except (OSError, ValueError):
+        return False
+
+
+def _check_regular(target: Path, option: str, given: str) -> None:
+    try:
+        check_regular(target)
+    except OSError as exc:
+        raise InputError(option, f"{given!r} {exc.strerror}", "arguments") from None
+
+
+def _partial_target(target: Path, scenario) -> Path:
+    """Where the rows before a numerical failure go: NAME.partial.csv beside --out; refused before
+    the run if that is the scenario file or not a regular file."""
+    partial = target.with_name(f"{target.stem}.partial{target.suffix or '.csv'}")
+    if _is_scenario(partial, scenario):
+        raise InputError("--out", f"the rows of a failed run would go to {partial.name}, which is the scenario "
+                                  "file; choose another --out", "arguments")
+    try:
+        check_regular(partial)
+    except OSError as exc:
+        raise InputError("--out", f"the rows of a failed run would go to {partial.name}, which {exc.strerror}; "
+                                  "choose another --out", "arguments") from None
+    return partial
+
+
+def _plot_target(args, csv_target, scenario) -> Path:
     """The resolved --plot path: a new or existing .png/.pdf/.svg file in a writable directory."""
     suffix = Path(args.plot).suffix.lower().lstrip(".")
     if suffix not in PLOT_FORMATS:
@@ -212,6 +250,9 @@ def _plot_target(args, csv_target) -> Path:
                          "arguments")
     if csv_target is not None and target == csv_target:
         raise InputError("--plot", "is the --out file; choose another file", "arguments")
+    if _is_scenario(target, scenario):
+        raise InputError("--plot", "is the scenario file itself; choose another file", "arguments")
+    _check_regular(target, "--plot", args.plot)
     try:
         import matplotlib  # noqa: F401  (an optional dependency, needed only here)
     except ImportError:
@@ -225,33 +266,23 @@ def _plot_atomically(traj, target: Path, title: str) -> None:
     from .plotting import plot_run
 
     fmt = target.suffix.lower().lstrip(".")
-    _replace_atomically(target, "--plot", "wb", lambda fh: plot_run(traj, fh, format=fmt, title=title))
+    _replace_atomically(target, "--plot", True, lambda fh: plot_run(traj, fh, format=fmt, title=title))
 
 
-def _write_atomically(traj, target: Path) -> None:
+def _write_atomically(traj, target: Path, option: str = "--out") -> None:
     """Write the CSV to a temporary file beside ``target`` and rename it into place when complete."""
-    _replace_atomically(target, "--out", "w", traj.to_csv)
+    _replace_atomically(target, option, False, traj.to_csv)
 
 
-def _replace_atomically(target: Path, option: str, mode: str, write) -> None:
+def _replace_atomically(target: Path, option: str, binary: bool, write) -> None:
     """``write(file)`` into a temporary file beside ``target``, renamed into place only when it is
-    complete: a failed or interrupted write leaves any previous ``target`` as it was."""
-    fd, tmp = None, None
+    complete (:func:`rbdyn._files.write_atomically`): a failed or interrupted write leaves any
+    previous ``target`` as it was; the file's mode is the previous file's, or 0666 & ~umask."""
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as fh:
-            fd = None
-            write(fh)
-        os.replace(tmp, target)
-        tmp = None
+        write_atomically(target, write, binary)
     except OSError as exc:
         raise InputError(option, f"cannot write {target.name}: {exc.strerror or exc}; any previous {target.name} "
                                  "is unchanged", "output") from None
-    finally:
-        if fd is not None:
-            os.close(fd)
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def _main(argv):
@@ -280,6 +311,14 @@ def main(argv=None) -> int:
         return EXIT_NUMERICAL
     except BrokenPipeError:  # e.g. `rbdyn run ... | head`
         return EXIT_OK
+    except KeyboardInterrupt as exc:  # Ctrl-C: outputs are renamed into place only when complete, so none is touched
+        where = f" at t = {exc.rbdyn_t!r} (step {exc.rbdyn_step})" if hasattr(exc, "rbdyn_step") else ""
+        print(f"rbdyn: interrupted{where}; --out and --plot files were not written or changed", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except MemoryError:  # simulate() turns its own allocation's into an InputError; this is any other's
+        print("rbdyn: error: memory: the run needs more memory than is available; increase --every or --dt, "
+              "or shorten --t-end", file=sys.stderr)
+        return EXIT_INPUT
     except OSError as exc:  # standard output on a full disk, for example
         print(f"rbdyn: error: output: cannot write: {one_line(exc.strerror or str(exc))}", file=sys.stderr)
         return EXIT_INPUT

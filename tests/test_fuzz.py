@@ -16,9 +16,13 @@ line and of the Python API. Most cases run in this process through ``rbdyn.cli.m
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import math
+import os
 import random
+import re
+import stat
 import subprocess
 import sys
 import tomllib
@@ -194,7 +198,20 @@ def test_enough_cases():
     assert len(CASES) >= 300, len(CASES)
 
 
-def _contract(code, err, out_path, before):
+# ``rbdyn: error: [WHERE: ]FIELD: what is wrong``: WHERE is the file or "arguments"/"output"; FIELD is an
+# option (--out) or a path of keys with the entry's index (body[1].name, world.gravity, load[0].anchor)
+FIELD_LINE = re.compile(r"^rbdyn: error: (?:(?:builtin:)?[^:]*: )?(--[a-z][a-z-]*|[A-Za-z_][A-Za-z0-9_]*(?:\[\d+\])?"
+                        r"(?:\.[A-Za-z_][A-Za-z0-9_]*(?:\[\d+\])?)*): \S")
+
+
+def field_of(line):
+    """The FIELD of an exit-2 line, or fail: it must name one."""
+    m = FIELD_LINE.match(line)
+    assert m, f"no field named: {line}"
+    return m.group(1)
+
+
+def _contract(code, err, out_path, before, from_file=False):
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert "Traceback" not in err, err
     assert code in (0, 1, 2), (code, err)
@@ -209,6 +226,11 @@ def _contract(code, err, out_path, before):
     assert lines[0].isprintable(), repr(lines[0])
     if code == 1:
         assert "t = " in lines[0] and "step" in lines[0], err
+    if code == 2:
+        fld = field_of(lines[0])
+        if from_file:  # a key of the file: an entry of an array of tables has its index, a global its table
+            assert fld not in ("system", "gravity", "dt", "t_end", "every"), err
+            assert not re.match(r"(body|load|constraint)\.", fld), err
     if out_path is not None:
         now = out_path.read_bytes() if out_path.exists() else None
         assert now == before, "a refused or failed run created or changed --out"
@@ -228,7 +250,70 @@ def test_malformed_scenario(label, text, tmp_path, capsys):
     if code == 0:
         _contract(code, err, out, None)
     else:
-        _contract(code, err, out, before)
+        _contract(code, err, out, before, from_file=True)
+    # malformed input is exit 2; exit 1 only for these mutants, valid inputs whose run genuinely fails
+    assert code != 1 or label in VALID_BUT_FAILING, (label, err)
+    if code == 1:
+        assert "constraints cannot be met" in err, err
+
+
+# Mutants that are valid input (finite, of moderate size, consistent) whose run fails numerically: a step
+# of 5 s or 2**63 s (t_end 0.004 gives one step of dt) through the mechanisms' closed loops, and one body
+# 1e19-1e308 times heavier than its neighbours, which makes the constraint solve singular in float64.
+# Each is a numerical failure, exit 1, with the time and the step.
+VALID_BUT_FAILING = {
+    "andrews: dt = '5'", "double-pendulum: dt = '9223372036854775808'",
+    "andrews: mass = '9223372036854775808'", "andrews: mass = '1e+308'", "double-pendulum: mass = '9223372036854775808'",
+}
+
+
+# Derived quantities that overflow, named by the entry and key that cause them (issue 15's audit)
+def _bc(old, new):
+    text = (resources.files("rbdyn") / "scenarios" / "boxes-complex.toml").read_text(encoding="utf-8")
+    assert old in text, old
+    return text.replace(old, new, 1)
+
+
+def _builtin_text(name):
+    return (resources.files("rbdyn") / "scenarios" / f"{name}.toml").read_text(encoding="utf-8")
+
+
+FIELD_CASES = [
+    ("position 1e305 under gravity", _bc("position = [0.0, 0.0, 0.0]", "position = [0.0, 0.0, 1e305]"),
+     "body[0].position"),
+    ("gravity -1e300", _bc("gravity = [0.0, 0.0, -9.8]", "gravity = [0.0, 0.0, -1e300]"), "world.gravity"),
+    ("velocity 1e200", _bc("velocity = [-2.0, 2.0, 8.0]", "velocity = [1e200, 0.0, 0.0]"), "body[0].velocity"),
+    ("com_body 1e200 on a pivoted body",
+     re.sub(r"com_body = \[[^]]*\]", "com_body = [0.0, 0.0, 1e200]", _builtin_text("heavy-top-solfec"), count=1),
+     "body[0].com_body"),
+    ("point force 1e200 x 1e200", _bc("", "") + '\n[[load]]\ntype = "point_force"\nbody = "box"\n'
+     "point_body = [1e200, 0.0, 0.0]\nforce = [0.0, 1e199, 0.0]\n", "load[0].point_body"),
+    ("point force 1e308 at 10", _bc("", "") + '\n[[load]]\ntype = "point_force"\nbody = "box"\n'
+     "point_body = [10.0, 0.0, 0.0]\nforce = [0.0, 1e308, 0.0]\n", "load[0].force"),
+    ("spring anchor 1e200", _bc("", "") + '\n[[load]]\ntype = "spring"\nbody = "box"\npoint_body = [0.0, 0.0, 0.0]\n'
+     "anchor = [1e200, 0.0, 0.0]\nstiffness = 1.0\nrest_length = 0.0\n", "load[0].anchor"),
+    ("spring stiffness 1e308", _bc("", "") + '\n[[load]]\ntype = "spring"\nbody = "box"\npoint_body = [0.0, 0.0, 0.0]\n'
+     "anchor = [100.0, 0.0, 0.0]\nstiffness = 1e308\nrest_length = 0.0\n", "load[0].stiffness"),
+    ("two forces that overflow together", _bc("", "") + '\n[[load]]\ntype = "force"\nbody = "box"\n'
+     'force = [1e308, 0.0, 0.0]\n\n[[load]]\ntype = "force"\nbody = "box"\nforce = [1e308, 0.0, 0.0]\n',
+     "load[1].force"),
+    ("duplicate body name", _builtin_text("double-pendulum").replace('name = "lower"', 'name = "upper"'),
+     "body[1].name"),
+    ("body name with a space", _builtin_text("double-pendulum").replace('name = "lower"', 'name = "lo wer"'),
+     "body[1].name"),
+    ("body name with a newline", _bc('name = "box"', 'name = "b\\nx"'), "body[0].name"),
+]
+
+
+@pytest.mark.parametrize("label, text, field", FIELD_CASES, ids=[c[0] for c in FIELD_CASES])
+def test_derived_quantities_name_the_input(label, text, field, tmp_path, capsys):
+    src = tmp_path / "scenario.toml"
+    src.write_text(text, encoding="utf-8")
+    out = tmp_path / "out.csv"
+    code = cli.main(["run", str(src), "--t-end", T_SHORT, "--out", str(out), "--no-progress"])
+    err = capsys.readouterr().err
+    _contract(code, err, out, None, from_file=True)
+    assert code == 2 and field_of(err.strip()) == field, err
 
 
 def test_binary_garbage(tmp_path, capsys):
@@ -261,6 +346,10 @@ CLI_CASES = [
     ["run", "."], ["run", "boxes-complex", "--every", "1", "--dt", "1e-9", "--t-end", "100"],
     ["run", "heavy-top-kynema", "--rho-inf", "-0.5"], ["run", "heavy-top-kynema", "--newton-max-iter", "1e30"],
     ["run", "boxes-complex", "--out", "x" * 300 + ".csv"], ["run", "\x01\x02"], ["show", "\x1b[31m"],
+    # more steps than MAX_STEPS (1e9), whatever --every is: refused before running, not run for days
+    ["run", "boxes-complex", "--dt", "1e-12", "--t-end", "1", "--every", "1000000000000"],
+    ["run", "boxes-complex", "--dt", "1e-9", "--t-end", "10", "--every", "1000000000"],
+    ["run", "boxes-complex", "--out", "."], ["run", "boxes-complex", "--plot", "."],
 ]
 
 
@@ -285,6 +374,102 @@ def test_out_may_not_be_the_scenario_file(tmp_path, capsys):
     code = cli.main(["run", str(src), "--t-end", T_SHORT, "--out", str(src)])
     _contract(code, capsys.readouterr().err, None, None)
     assert code == 2 and src.read_bytes() == before
+
+
+def _scenario_file(path, name="boxes-simple"):
+    path.write_text(rbdyn.cli.builtin_scenario_text(name), encoding="utf-8")
+    return path.read_bytes()
+
+
+def test_plot_may_not_be_the_scenario_file(tmp_path, capsys):
+    src = tmp_path / "scen.png"
+    before = _scenario_file(src)
+    code = cli.main(["run", str(src), "--t-end", T_SHORT, "--no-progress", "--plot", str(src)])
+    err = capsys.readouterr().err
+    _contract(code, err, None, None)
+    assert code == 2 and field_of(err) == "--plot" and src.read_bytes() == before
+
+
+def test_partial_file_may_not_be_the_scenario_file(tmp_path, capsys):
+    # the rows of a failed run would go to blowx.partial.toml: refused before the run, whatever its outcome
+    src = tmp_path / "blowx.partial.toml"
+    before = _scenario_file(src, "heavy-top-solfec")
+    code = cli.main(["run", str(src), "--scheme", "symplectic_euler", "--dt", "0.009", "--every", "1",
+                     "--no-progress", "--out", str(tmp_path / "blowx.toml")])
+    err = capsys.readouterr().err
+    _contract(code, err, None, None)
+    assert code == 2 and field_of(err) == "--out" and "scenario file" in err
+    assert src.read_bytes() == before and not (tmp_path / "blowx.toml").exists()
+
+
+@pytest.mark.parametrize("option", ["--out", "--plot"])
+def test_outputs_refuse_fifos_and_devices(option, tmp_path, capsys, monkeypatch):
+    real_replace = os.replace
+
+    def guarded(src, dst, *a, **k):  # a regression must fail here, not replace /dev/null (as root it could)
+        assert os.path.realpath(dst).startswith(str(tmp_path.resolve())), dst
+        return real_replace(src, dst, *a, **k)
+
+    monkeypatch.setattr(os, "replace", guarded)
+    fifo = tmp_path / ("fifo.csv" if option == "--out" else "fifo.png")
+    os.mkfifo(fifo)
+    link = tmp_path / ("null.csv" if option == "--out" else "null.png")
+    link.symlink_to(os.devnull)
+    for target in (fifo, link):
+        code = cli.main(["run", "boxes-simple", "--t-end", T_SHORT, "--no-progress", option, str(target)])
+        err = capsys.readouterr().err
+        _contract(code, err, None, None)
+        assert code == 2 and field_of(err) == option and "not a regular file" in err
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and os.path.realpath(link) == os.devnull
+
+
+def test_outputs_honour_the_umask_and_keep_a_files_mode(tmp_path, capsys):
+    new, old = tmp_path / "new.csv", tmp_path / "old.csv"
+    old.write_text("previous\n")
+    os.chmod(old, 0o640)
+    mask = os.umask(0o027)
+    try:
+        for out in (new, old):
+            assert cli.main(["run", "boxes-simple", "--t-end", T_SHORT, "--no-progress", "--out", str(out)]) == 0
+    finally:
+        os.umask(mask)
+    assert stat.S_IMODE(os.stat(new).st_mode) == 0o640 & ~0o027 and stat.S_IMODE(os.stat(old).st_mode) == 0o640
+    assert capsys.readouterr().err == ""
+
+
+def test_ctrl_c_is_one_line_exit_130_and_leaves_out_alone(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "out.csv"
+    out.write_text("previous good output\n")
+    calls = []
+
+    def interrupted(*args, **kw):  # Ctrl-C in the middle of the run's steps
+        calls.append(1)
+        exc = KeyboardInterrupt()
+        exc.rbdyn_t, exc.rbdyn_step = 0.5, 500
+        raise exc
+
+    monkeypatch.setattr(rbdyn.Scenario, "run", interrupted)
+    code = cli.main(["run", "boxes-simple", "--no-progress", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert calls and code == 130 and "Traceback" not in err and len(err.splitlines()) == 1
+    assert err.startswith("rbdyn: interrupted at t = 0.5 (step 500)")
+    assert out.read_text() == "previous good output\n" and sorted(p.name for p in tmp_path.iterdir()) == ["out.csv"]
+
+
+def test_memory_error_is_input_error(monkeypatch, tmp_path, capsys):
+    def no_memory(*args, **kw):
+        raise MemoryError
+
+    monkeypatch.setattr(rbdyn._simulate, "_output", no_memory)
+    with pytest.raises(rbdyn.InputError) as info:
+        rbdyn.simulate(rbdyn.System([_box()]), "rk4", 0.1, 1.0)
+    assert info.value.field == "every" and "more memory than is available" in str(info.value)
+    out = tmp_path / "out.csv"
+    code = cli.main(["run", "boxes-simple", "--t-end", T_SHORT, "--no-progress", "--out", str(out)])
+    err = capsys.readouterr().err
+    _contract(code, err, out, None)
+    assert code == 2 and field_of(err) == "run.every", err  # every is the file's (not given as --every)
+    assert "MiB" in err and not out.exists()
 
 
 def test_numerical_failure_keeps_out_and_writes_partial(tmp_path, capsys):
@@ -366,6 +551,66 @@ API_CASES = [
 ]
 
 
+@functools.lru_cache(maxsize=None)
+def _traj():
+    return rbdyn.simulate(rbdyn.System([_box()]), "rk4", 0.1, 0.2)
+
+
+def _one_box(**loads):
+    return rbdyn.System([_box()], **loads)
+
+
+# Calls that used to leak TypeError, OverflowError, ValueError, FileNotFoundError or AttributeError,
+# or to pass text as numbers: each is an InputError naming the argument (and the entry's index).
+API_INPUT_CASES = [
+    (lambda: rbdyn.RigidBody("b", 1.0, [10**400, 1, 1]), "body.b.inertia"),
+    (lambda: rbdyn.RigidBody("b", 1.0, ["1", "1", "1"]), "body.b.inertia"),
+    (lambda: rbdyn.RigidBody("b", 1.0, [1, 1, 1], velocity=["1", 0, 0]), "body.b.velocity"),
+    (lambda: rbdyn.RigidBody("b", 1.0, [1, 1, 1], position=[10**400, 0, 0]), "body.b.position"),
+    (lambda: rbdyn.RigidBody("b", 1.0, [1, 1, 1], omega_body=np.array(["0", "1", "2"])), "body.b.omega_body"),
+    (lambda: rbdyn.RigidBody("b", 1.0, [5, 5, 1], pivot=[0, 0, 0], com_body=[0, 0, 1e200]), "body.b.com_body"),
+    (lambda: rbdyn.box_inertia(10**400, [1, 1, 1]), "mass"),
+    (lambda: rbdyn.box_inertia("x", [1, 1, 1]), "mass"),
+    (lambda: rbdyn.box_inertia(1.0, [1, "2", 3]), "size"),
+    (lambda: rbdyn.box_inertia(1.0, [1, 0, 3]), "size"),
+    (lambda: rbdyn.System(None), "bodies"), (lambda: rbdyn.System(5), "bodies"),
+    (lambda: rbdyn.System([_box()], loads=5), "loads"), (lambda: rbdyn.System([_box()], constraints=None), "constraints"),
+    (lambda: rbdyn.System([_box()], constraints=5), "constraints"),
+    (lambda: rbdyn.System([_box()], gravity=["0", "0", "-9.8"]), "gravity"),
+    (lambda: rbdyn.System([_box(), _box()]), "body[1].name"),
+    (lambda: rbdyn.System([_box(position=[0, 0, 1e305])], gravity=[0, 0, -9.8]), "body[0].position"),
+    (lambda: _one_box(loads=[rbdyn.PointForce("b", [1e200, 0, 0], [0, 1e200, 0])]), "load[0].point_body"),
+    (lambda: _one_box(loads=[rbdyn.ConstantForce("b", [0, 0, 1]), rbdyn.Spring("b", [0, 0, 0], [1e200, 0, 0], 1.0, 0.0)]),
+     "load[1].anchor"),
+    (lambda: rbdyn.ConstantForce("b", ["1", 0, 0]), "load.b.force"),
+    (lambda: _traj().to_csv("/nonexistent/x.csv"), "out"), (lambda: _traj().to_csv(None), "out"),
+    (lambda: _traj().to_csv(5), "out"), (lambda: _traj().to_csv(""), "out"),
+    (lambda: rbdyn.simulate(rbdyn.System([_box()]), "rk4", 1e-12, 1.0, every=10**12), "dt"),
+    (lambda: rbdyn.simulate(rbdyn.System([_box()]), "rk4", 0.1, 0.2, progress="yes"), "progress"),
+]
+
+
+@pytest.mark.parametrize("k", range(len(API_INPUT_CASES)))
+def test_api_misuse_is_input_error_naming_the_argument(k):
+    fn, field = API_INPUT_CASES[k]
+    with pytest.raises(rbdyn.InputError) as info:
+        fn()
+    assert info.value.field == field, str(info.value)
+
+
+def test_to_csv_writes_a_path_atomically_with_the_umask(tmp_path):
+    out = tmp_path / "t.csv"
+    _traj().to_csv(out)
+    assert out.read_text().startswith("t,") and stat.S_IMODE(os.stat(out).st_mode) == 0o666 & ~_umask()
+    assert [p.name for p in tmp_path.iterdir()] == ["t.csv"]
+
+
+def _umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 @pytest.mark.parametrize("k", range(len(API_CASES)))
 def test_api_misuse_raises_only_documented_errors(k):
     try:
@@ -376,7 +621,7 @@ def test_api_misuse_raises_only_documented_errors(k):
 
 
 def test_enough_api_cases():
-    assert len(API_CASES) >= 30, len(API_CASES)
+    assert len(API_CASES) + len(API_INPUT_CASES) >= 30, len(API_CASES)
 
 
 def test_huge_quaternion_is_normalised_without_overflow():

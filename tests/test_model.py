@@ -380,12 +380,12 @@ def test_load_unsupported_type():
 # System validation
 # ---------------------------------------------------------------------------
 def test_duplicate_body_names():
-    check_input_error(lambda: rbdyn.System([body("a"), body("b"), body("a")]), "body.name", "unique", "'a'")
+    check_input_error(lambda: rbdyn.System([body("a"), body("b"), body("a")]), "body[2].name", "unique", "'a'", "body[0]")
 
 
 def test_system_needs_bodies():
     check_input_error(lambda: rbdyn.System([]), "body", "at least one")
-    check_input_error(lambda: rbdyn.System(["box"]), "body", "RigidBody")
+    check_input_error(lambda: rbdyn.System(["box"]), "body[0]", "RigidBody")
 
 
 # ---------------------------------------------------------------------------
@@ -454,6 +454,32 @@ def test_rod_with_coincident_ends_needs_length():
     # with a length the rod is refused too: the initial state is off it by 0.5
     stretched = rbdyn.Rod("a", point_body=p, other="b", other_point=q, length=0.5)
     check_input_error(lambda: rbdyn.System([a, b], constraints=[stretched]), "constraint[0].length", "violates")
+
+
+@pytest.mark.parametrize("axis", [[0.0, 0.0, 0.0], [-0.0, 0.0, 0.0], [NAN, 0.0, 1.0], [0.0, 1.0]])
+def test_revolute_axis_must_be_a_direction(axis):
+    # a zero (or non-finite, or misshapen) axis is refused where the joint is made
+    check_input_error(lambda: rbdyn.RevoluteJoint("a", axis_body=axis), "constraint.revolute.axis_body")
+    check_input_error(lambda: rbdyn.RevoluteJoint("a", other_axis=axis), "constraint.revolute.other_axis")
+    err = check_input_error(lambda: rbdyn.RevoluteJoint("a", axis_body=[0.0, 0.0, 0.0]), "constraint.revolute.axis_body")
+    assert "non-zero direction" in str(err)
+
+
+def test_revolute_axes_must_be_parallel_at_the_start():
+    # body a turned 90 degrees about x: its z axis is the world's -y
+    a = body("a", R_world_body=so3.exp(np.array([0.5 * np.pi, 0.0, 0.0])))
+    b = body("b", position=[1.0, 0.0, 0.0])
+    hinge = lambda **kw: rbdyn.RevoluteJoint("a", axis_body=[0.0, 0.0, 1.0], **kw)  # noqa: E731
+    for other_axis in ([0.0, 0.0, 1.0], [1.0, 1.0, 0.0]):  # not parallel to the world's y
+        check_input_error(lambda: rbdyn.System([a], constraints=[hinge(other_axis=other_axis)]),
+                          "constraint[0].other_axis", "parallel", "axis_body")
+        # between bodies the other axis is in b's frame (b not turned: the same directions)
+        check_input_error(lambda: rbdyn.System([a, b], constraints=[hinge(other="b", other_axis=other_axis)]),
+                          "constraint[0].other_axis", "parallel")
+    # parallel or antiparallel is accepted, and so is the default (parallel by construction)
+    for other_axis in ([0.0, -1.0, 0.0], [0.0, 2.0, 0.0], None):
+        rbdyn.System([a], constraints=[hinge(other_axis=other_axis)])
+        rbdyn.System([a, b], constraints=[hinge(other="b", other_axis=other_axis)])
 
 
 def test_constraint_unsupported_type():
@@ -558,7 +584,7 @@ def test_initial_state_off_a_constraint_is_refused():
     rbdyn.System([a], constraints=[rbdyn.Rod("a", other_point=[0.0, 0.0, 0.0], length=1.0000001)])
 
 
-def test_redundant_constraints_are_solved_with_minimum_norm_reactions():
+def test_redundant_constraints_are_solved_with_minimum_norm_increments():
     # a joint and a rod on the same point repeat a row; two joints on one point repeat three
     a = body("a", position=[1.0, 0.0, 0.0])
     joint = rbdyn.SphericalJoint("a", point_body=[0.0, 0.0, 0.5])
