@@ -31,6 +31,7 @@ from ._jit import jit_enabled, njit_signature, quiet
 from .constraints import Constraint, kind_names, pack_constraints
 from .constraints._base import SCRATCH_VECTORS
 from ._errors import InputError
+from ._validate import float_array
 from ._errors import short_repr as _short  # errors are one line
 
 __all__ = [
@@ -51,21 +52,9 @@ __all__ = [
 # --------------------------------------------------------------------------
 # validation helpers: each raises InputError naming the field
 # --------------------------------------------------------------------------
-def _float_array(value) -> np.ndarray:
-    """``value`` as a float array, refusing text: ``np.array(["1"], dtype=float)`` would convert
-    numeric strings. Raises TypeError, ValueError or OverflowError for what is not numbers."""
-    if isinstance(value, (str, bytes)):
-        raise TypeError("text")
-    arr = np.asarray(value)
-    if arr.dtype.kind in "USVbMm" or (arr.dtype.kind == "O" and any(
-            isinstance(e, (str, bytes, bool, np.bool_)) for e in arr.ravel())):
-        raise TypeError("not numbers")
-    return np.array(arr, dtype=float)
-
-
 def _finite_array(value, shape, fld: str) -> np.ndarray:
     try:
-        arr = _float_array(value)
+        arr = float_array(value)
     except OverflowError:  # an integer beyond the float range
         raise InputError(fld, "must be finite numbers (at most about 1.8e308 in size)") from None
     except (TypeError, ValueError):
@@ -100,7 +89,7 @@ def _positive(value, fld: str) -> float:
 
 def _inertia(value, fld: str, what: str = "") -> np.ndarray:
     try:
-        arr = _float_array(value)
+        arr = float_array(value)
     except OverflowError:  # an integer beyond the float range
         raise InputError(fld, "must be finite numbers (at most about 1.8e308 in size)") from None
     except (TypeError, ValueError):
@@ -456,7 +445,7 @@ class CompiledLoad:
     def __post_init__(self):
         where = f"load.{self.body}"
         try:
-            params = _float_array(self.params).ravel()
+            params = float_array(self.params).ravel()
         except (TypeError, ValueError, OverflowError):
             raise InputError(f"{where}.params", f"must be a vector of numbers, got {_short(self.params)}") from None
         if not np.all(np.isfinite(params)):

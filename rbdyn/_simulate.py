@@ -16,7 +16,8 @@ from ._driver import BUILTIN, METRIC_SIGNATURE, STATUS_REPORT, Monitor, Output
 from ._files import write_atomically
 from ._errors import InputError, NumericalError, short_repr
 from ._jit import function_list, njit_signature, quiet
-from ._model import System, _compiled_for, _float_array
+from ._model import System, _compiled_for
+from ._validate import float_array
 from .constraints._base import SCRATCH_VECTORS
 from ._scheme import STATUS_TEXT, Scheme, _isfinite, get_scheme, schemes
 
@@ -64,7 +65,7 @@ class Metric:
         if isinstance(self.size, bool) or not isinstance(self.size, (int, np.integer)) or not 1 <= self.size <= 1000:
             raise InputError(f"metric.{self.name}.size", f"must be an integer from 1 to 1000, got {short_repr(self.size)}")
         try:
-            params = _float_array(self.params).ravel()
+            params = float_array(self.params).ravel()
         except (TypeError, ValueError, OverflowError):
             raise InputError(f"metric.{self.name}.params", "must be a vector of numbers") from None
         if not np.all(np.isfinite(params)):

@@ -43,6 +43,7 @@ import numpy as np
 from .._errors import InputError
 from .._errors import short_repr as _short
 from .._jit import njit
+from .._validate import float_array
 
 __all__ = ["Constraint", "Kind", "DATA_WIDTH", "MAX_ROWS", "SCRATCH_VECTORS", "FUNCTIONS", "compiled_kind"]
 
@@ -81,7 +82,7 @@ def compiled_kind(name, cls, residual, gradient, stiffness, velocity_product) ->
 
 def finite_vector(value, fld: str, shape=(3,)) -> np.ndarray:
     try:
-        arr = np.array(value, dtype=float)
+        arr = float_array(value)
     except (TypeError, ValueError, OverflowError):
         raise InputError(fld, f"must be an array of numbers of shape {shape}, got {_short(value)}") from None
     if arr.shape != shape:
