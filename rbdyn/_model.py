@@ -31,6 +31,7 @@ from ._jit import jit_enabled, njit_signature, quiet
 from .constraints import Constraint, kind_names, pack_constraints
 from .constraints._base import SCRATCH_VECTORS
 from ._errors import InputError
+from ._validate import finite_array as _finite_array
 from ._validate import float_array
 from ._errors import short_repr as _short  # errors are one line
 
@@ -52,20 +53,6 @@ __all__ = [
 # --------------------------------------------------------------------------
 # validation helpers: each raises InputError naming the field
 # --------------------------------------------------------------------------
-def _finite_array(value, shape, fld: str) -> np.ndarray:
-    try:
-        arr = float_array(value)
-    except OverflowError:  # an integer beyond the float range
-        raise InputError(fld, "must be finite numbers (at most about 1.8e308 in size)") from None
-    except (TypeError, ValueError):
-        raise InputError(fld, f"must be an array of numbers of shape {shape}, got {_short(value)}") from None
-    if arr.shape != shape:
-        raise InputError(fld, f"must have shape {shape}, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise InputError(fld, "must be finite numbers (no nan or inf)")
-    return arr
-
-
 def _finite_scalar(value, fld: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise InputError(fld, f"must be a number, got {_short(value)}")

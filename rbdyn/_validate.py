@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._errors import InputError
+from ._errors import short_repr as _short
+
 
 def float_array(value) -> np.ndarray:
     """``value`` as a float array, refusing text and booleans.
@@ -22,3 +25,18 @@ def float_array(value) -> np.ndarray:
                                        for e in np.asarray(value, dtype=object).ravel()):
         raise TypeError("not numbers")
     return np.array(arr, dtype=float)
+
+
+def finite_array(value, shape, fld: str) -> np.ndarray:
+    """``value`` as a float array of ``shape`` with finite entries, or an InputError on ``fld``."""
+    try:
+        arr = float_array(value)
+    except OverflowError:  # an integer beyond the float range
+        raise InputError(fld, "must be finite numbers (at most about 1.8e308 in size)") from None
+    except (TypeError, ValueError):
+        raise InputError(fld, f"must be an array of numbers of shape {shape}, got {_short(value)}") from None
+    if arr.shape != shape:
+        raise InputError(fld, f"must have shape {shape}, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise InputError(fld, "must be finite numbers (no nan or inf)")
+    return arr

@@ -41,9 +41,8 @@ from typing import Callable, ClassVar
 import numpy as np
 
 from .._errors import InputError
-from .._errors import short_repr as _short
 from .._jit import njit
-from .._validate import float_array
+from .._validate import finite_array
 
 __all__ = ["Constraint", "Kind", "DATA_WIDTH", "MAX_ROWS", "SCRATCH_VECTORS", "FUNCTIONS", "compiled_kind"]
 
@@ -81,15 +80,7 @@ def compiled_kind(name, cls, residual, gradient, stiffness, velocity_product) ->
 
 
 def finite_vector(value, fld: str, shape=(3,)) -> np.ndarray:
-    try:
-        arr = float_array(value)
-    except (TypeError, ValueError, OverflowError):
-        raise InputError(fld, f"must be an array of numbers of shape {shape}, got {_short(value)}") from None
-    if arr.shape != shape:
-        raise InputError(fld, f"must have shape {shape}, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise InputError(fld, "must be finite numbers (no nan or inf)")
-    return arr
+    return finite_array(value, shape, fld)
 
 
 def unit_vector(value, fld: str) -> np.ndarray:
