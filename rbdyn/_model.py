@@ -32,7 +32,7 @@ from .constraints import Constraint, kind_names, pack_constraints
 from .constraints._base import SCRATCH_VECTORS
 from ._errors import InputError
 from ._validate import finite_array as _finite_array
-from ._validate import float_array
+from ._validate import float_array, numbers
 from ._errors import short_repr as _short  # errors are one line
 
 __all__ = [
@@ -75,12 +75,7 @@ def _positive(value, fld: str) -> float:
 
 
 def _inertia(value, fld: str, what: str = "") -> np.ndarray:
-    try:
-        arr = float_array(value)
-    except OverflowError:  # an integer beyond the float range
-        raise InputError(fld, "must be finite numbers (at most about 1.8e308 in size)") from None
-    except (TypeError, ValueError):
-        raise InputError(fld, f"must be 3 principal moments or a 3x3 matrix of numbers, got {_short(value)}") from None
+    arr = numbers(value, fld, "3 principal moments or a 3x3 matrix of numbers")
     if arr.shape == (3,):
         arr = np.diag(arr)
     J = _finite_array(arr, (3, 3), fld)

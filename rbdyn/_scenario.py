@@ -270,9 +270,10 @@ def _body(entry, k):
             # 'box' gives the inertia about the box's centre; a pivoted body
             # needs it about the pivot (parallel-axis theorem).
             c = _numbers(entry["com_body"], (3,), f"{fld}.com_body")
+            about_centre_finite = np.all(np.isfinite(inertia))
             with np.errstate(over="ignore", invalid="ignore"):
                 inertia = inertia + mass * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
-            if np.all(np.isfinite(box_inertia(mass, size))) and not np.all(np.isfinite(inertia)):
+            if about_centre_finite and not np.all(np.isfinite(inertia)):
                 raise InputError(f"{fld}.com_body", "with this mass the box's inertia about the pivot "
                                                     "(parallel-axis theorem) overflows: give a com_body of moderate size")
     else:

@@ -27,14 +27,19 @@ def float_array(value) -> np.ndarray:
     return np.array(arr, dtype=float)
 
 
-def finite_array(value, shape, fld: str) -> np.ndarray:
-    """``value`` as a float array of ``shape`` with finite entries, or an InputError on ``fld``."""
+def numbers(value, fld: str, expected: str) -> np.ndarray:
+    """:func:`float_array`, or an InputError on ``fld`` saying what was ``expected``."""
     try:
-        arr = float_array(value)
+        return float_array(value)
     except OverflowError:  # an integer beyond the float range
         raise InputError(fld, "must be finite numbers (at most about 1.8e308 in size)") from None
     except (TypeError, ValueError):
-        raise InputError(fld, f"must be an array of numbers of shape {shape}, got {_short(value)}") from None
+        raise InputError(fld, f"must be {expected}, got {_short(value)}") from None
+
+
+def finite_array(value, shape, fld: str) -> np.ndarray:
+    """``value`` as a float array of ``shape`` with finite entries, or an InputError on ``fld``."""
+    arr = numbers(value, fld, f"an array of numbers of shape {shape}")
     if arr.shape != shape:
         raise InputError(fld, f"must have shape {shape}, got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):

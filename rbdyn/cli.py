@@ -190,15 +190,13 @@ def _out_target(args, scenario) -> Path:
     try:
         target = Path(args.out).resolve()
         ok = not target.is_dir() and target.parent.is_dir() and os.access(target.parent, os.W_OK)
-        same = scenario.source and Path(scenario.source).exists() and target.exists() \
-            and os.path.samefile(target, scenario.source)
     except (OSError, ValueError) as exc:
         raise InputError("--out", f"not a usable file name ({getattr(exc, 'strerror', None) or exc})", "arguments") from None
     if not ok:
         raise InputError("--out", f"cannot write {args.out!r}: not a file in an existing, writable directory", "arguments")
-    if same:
+    if _is_scenario(target, scenario):
         raise InputError("--out", "is the scenario file itself; choose another file", "arguments")
-    _check_regular(target, "--out", args.out)
+    _check_regular(target, "--out", repr(args.out))
     return target
 
 
@@ -211,11 +209,12 @@ def _is_scenario(path: Path, scenario) -> bool:
         return False
 
 
-def _check_regular(target: Path, option: str, given: str) -> None:
+def _check_regular(target: Path, option: str, what: str, advice: str = "") -> None:
+    """Refuse (on ``option``) an existing ``target`` that is not a regular file: "WHAT exists and ...ADVICE"."""
     try:
         check_regular(target)
     except OSError as exc:
-        raise InputError(option, f"{given!r} {exc.strerror}", "arguments") from None
+        raise InputError(option, f"{what} {exc.strerror}{advice}", "arguments") from None
 
 
 def _partial_target(target: Path, scenario) -> Path:
@@ -225,11 +224,8 @@ def _partial_target(target: Path, scenario) -> Path:
     if _is_scenario(partial, scenario):
         raise InputError("--out", f"the rows of a failed run would go to {partial.name}, which is the scenario "
                                   "file; choose another --out", "arguments")
-    try:
-        check_regular(partial)
-    except OSError as exc:
-        raise InputError("--out", f"the rows of a failed run would go to {partial.name}, which {exc.strerror}; "
-                                  "choose another --out", "arguments") from None
+    _check_regular(partial, "--out", f"the rows of a failed run would go to {partial.name}, which",
+                   "; choose another --out")
     return partial
 
 
@@ -252,7 +248,7 @@ def _plot_target(args, csv_target, scenario) -> Path:
         raise InputError("--plot", "is the --out file; choose another file", "arguments")
     if _is_scenario(target, scenario):
         raise InputError("--plot", "is the scenario file itself; choose another file", "arguments")
-    _check_regular(target, "--plot", args.plot)
+    _check_regular(target, "--plot", repr(args.plot))
     try:
         import matplotlib  # noqa: F401  (an optional dependency, needed only here)
     except ImportError:
