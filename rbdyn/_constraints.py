@@ -12,61 +12,123 @@ from __future__ import annotations
 import numpy as np
 from numba import literal_unroll
 
-from ._jit import njit
+from ._jit import njit, njit_inline
 from .constraints import KINDS
 
-__all__ = ["pose_into", "residuals_into", "gradient_into", "kind_residual", "kind_gradient", "kind_stiffness",
+__all__ = ["pose_into", "residuals_into", "residuals_call", "gradient_into", "kind_residual", "kind_gradient", "kind_stiffness",
            "kind_velocity_product", "lu_solve_inplace", "solve_min_norm"]
 
-# The registry's functions, one tuple each; the dispatch below loops over a tuple, unrolled at
-# compile time, so that each call is a direct call numba can see through.
-_RESIDUAL = tuple(k.residual for k in KINDS)
-_GRADIENT = tuple(k.gradient for k in KINDS)
-_STIFFNESS = tuple(k.stiffness for k in KINDS)
-_VELOCITY_PRODUCT = tuple(k.velocity_product for k in KINDS)
+# The dispatch to the kinds' functions is a chain of ``kind == n`` tests over fixed slots: a
+# call through a slot is a direct call that numba inlines into the schemes' loops (a call that
+# is not inlined passes every array as some ten machine words, which cost a constrained step
+# more than its arithmetic; a loop over the registry's tuple, numba's literal_unroll, cannot be
+# inlined). The slots beyond the registry hold a compiled function that does nothing.
+MAX_KINDS = 8
+if len(KINDS) > MAX_KINDS:  # pragma: no cover - a registry of more kinds raises MAX_KINDS
+    raise RuntimeError(f"{len(KINDS)} constraint kinds: raise MAX_KINDS ({MAX_KINDS}) in rbdyn/_constraints.py")
 
 
 @njit
+def _none(*args):  # never called: the slots beyond the registry
+    pass
+
+
+def _slots(function):
+    fns = [getattr(k, function) for k in KINDS]
+    return tuple(fns) + (_none,) * (MAX_KINDS - len(fns))
+
+
+_R0, _R1, _R2, _R3, _R4, _R5, _R6, _R7 = _slots("residual")
+_G0, _G1, _G2, _G3, _G4, _G5, _G6, _G7 = _slots("gradient")
+_S0, _S1, _S2, _S3, _S4, _S5, _S6, _S7 = _slots("stiffness")
+_V0, _V1, _V2, _V3, _V4, _V5, _V6, _V7 = _slots("velocity_product")
+
+
+@njit_inline
 def kind_residual(kind, data, k, xa, Ra, xb, Rb, g, floor, r0, s):
     """The residual function of kind number ``kind`` (see :mod:`rbdyn.constraints._base`)."""
-    n = 0
-    for fn in literal_unroll(_RESIDUAL):
-        if n == kind:
-            fn(data, k, xa, Ra, xb, Rb, g, floor, r0, s)
-        n += 1
+    if kind == 0:
+        _R0(data, k, xa, Ra, xb, Rb, g, floor, r0, s)
+    elif kind == 1:
+        _R1(data, k, xa, Ra, xb, Rb, g, floor, r0, s)
+    elif kind == 2:
+        _R2(data, k, xa, Ra, xb, Rb, g, floor, r0, s)
+    elif kind == 3:
+        _R3(data, k, xa, Ra, xb, Rb, g, floor, r0, s)
+    elif kind == 4:
+        _R4(data, k, xa, Ra, xb, Rb, g, floor, r0, s)
+    elif kind == 5:
+        _R5(data, k, xa, Ra, xb, Rb, g, floor, r0, s)
+    elif kind == 6:
+        _R6(data, k, xa, Ra, xb, Rb, g, floor, r0, s)
+    elif kind == 7:
+        _R7(data, k, xa, Ra, xb, Rb, g, floor, r0, s)
 
 
-@njit
+@njit_inline
 def kind_gradient(kind, data, k, xa, Ra, xb, Rb, Ba, Bb, s):
     """The gradient function of kind number ``kind``."""
-    n = 0
-    for fn in literal_unroll(_GRADIENT):
-        if n == kind:
-            fn(data, k, xa, Ra, xb, Rb, Ba, Bb, s)
-        n += 1
+    if kind == 0:
+        _G0(data, k, xa, Ra, xb, Rb, Ba, Bb, s)
+    elif kind == 1:
+        _G1(data, k, xa, Ra, xb, Rb, Ba, Bb, s)
+    elif kind == 2:
+        _G2(data, k, xa, Ra, xb, Rb, Ba, Bb, s)
+    elif kind == 3:
+        _G3(data, k, xa, Ra, xb, Rb, Ba, Bb, s)
+    elif kind == 4:
+        _G4(data, k, xa, Ra, xb, Rb, Ba, Bb, s)
+    elif kind == 5:
+        _G5(data, k, xa, Ra, xb, Rb, Ba, Bb, s)
+    elif kind == 6:
+        _G6(data, k, xa, Ra, xb, Rb, Ba, Bb, s)
+    elif kind == 7:
+        _G7(data, k, xa, Ra, xb, Rb, Ba, Bb, s)
 
 
-@njit
+@njit_inline
 def kind_stiffness(kind, data, k, xa, Ra, xb, Rb, lam, r0, K, s):
     """The stiffness function of kind number ``kind``."""
-    n = 0
-    for fn in literal_unroll(_STIFFNESS):
-        if n == kind:
-            fn(data, k, xa, Ra, xb, Rb, lam, r0, K, s)
-        n += 1
+    if kind == 0:
+        _S0(data, k, xa, Ra, xb, Rb, lam, r0, K, s)
+    elif kind == 1:
+        _S1(data, k, xa, Ra, xb, Rb, lam, r0, K, s)
+    elif kind == 2:
+        _S2(data, k, xa, Ra, xb, Rb, lam, r0, K, s)
+    elif kind == 3:
+        _S3(data, k, xa, Ra, xb, Rb, lam, r0, K, s)
+    elif kind == 4:
+        _S4(data, k, xa, Ra, xb, Rb, lam, r0, K, s)
+    elif kind == 5:
+        _S5(data, k, xa, Ra, xb, Rb, lam, r0, K, s)
+    elif kind == 6:
+        _S6(data, k, xa, Ra, xb, Rb, lam, r0, K, s)
+    elif kind == 7:
+        _S7(data, k, xa, Ra, xb, Rb, lam, r0, K, s)
 
 
-@njit
+@njit_inline
 def kind_velocity_product(kind, data, k, xa, Ra, va, wa, xb, Rb, vb, wb, gam, r0, s):
     """The velocity-product function of kind number ``kind``."""
-    n = 0
-    for fn in literal_unroll(_VELOCITY_PRODUCT):
-        if n == kind:
-            fn(data, k, xa, Ra, va, wa, xb, Rb, vb, wb, gam, r0, s)
-        n += 1
+    if kind == 0:
+        _V0(data, k, xa, Ra, va, wa, xb, Rb, vb, wb, gam, r0, s)
+    elif kind == 1:
+        _V1(data, k, xa, Ra, va, wa, xb, Rb, vb, wb, gam, r0, s)
+    elif kind == 2:
+        _V2(data, k, xa, Ra, va, wa, xb, Rb, vb, wb, gam, r0, s)
+    elif kind == 3:
+        _V3(data, k, xa, Ra, va, wa, xb, Rb, vb, wb, gam, r0, s)
+    elif kind == 4:
+        _V4(data, k, xa, Ra, va, wa, xb, Rb, vb, wb, gam, r0, s)
+    elif kind == 5:
+        _V5(data, k, xa, Ra, va, wa, xb, Rb, vb, wb, gam, r0, s)
+    elif kind == 6:
+        _V6(data, k, xa, Ra, va, wa, xb, Rb, vb, wb, gam, r0, s)
+    elif kind == 7:
+        _V7(data, k, xa, Ra, va, wa, xb, Rb, vb, wb, gam, r0, s)
 
 
-@njit
+@njit_inline
 def pose_into(x, R, i, xo, Ro):
     """Body ``i``'s origin and rotation into ``xo``, ``Ro`` (the world, ``i = -1``: zero and I)."""
     for a in range(3):
@@ -75,7 +137,7 @@ def pose_into(x, R, i, xo, Ro):
             Ro[a, b] = R[i, a, b] if i >= 0 else (1.0 if a == b else 0.0)
 
 
-@njit
+@njit_inline
 def residuals_into(kind, body, data, row, x, R, g, floor, xa, Ra, xb, Rb, s):
     """Every residual into ``g`` and, into ``floor``, the smallest error float64 can resolve for it.
 
@@ -90,6 +152,13 @@ def residuals_into(kind, body, data, row, x, R, g, floor, xa, Ra, xb, Rb, s):
 
 
 @njit
+def residuals_call(kind, body, data, row, x, R, g, floor, xa, Ra, xb, Rb, s):
+    """:func:`residuals_into` as a called function, for code off a scheme's hot loop (the run
+    driver's rows and reductions): each place that inlines the kinds costs compile time."""
+    residuals_into(kind, body, data, row, x, R, g, floor, xa, Ra, xb, Rb, s)
+
+
+@njit_inline
 def gradient_into(kind, body, data, row, x, R, pivoted, local, B, Ba, Bb, xa, Ra, xb, Rb, s):
     """The gradient of every residual over the constrained bodies, dense: ``B`` (m, 6 nc), the
     columns ``6 local[i] .. 6 local[i] + 5`` those of body ``i``'s world increments

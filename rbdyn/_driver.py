@@ -26,7 +26,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import types
 
-from ._constraints import residuals_into
+from ._constraints import residuals_call
 from ._data import eval_potentials
 from ._jit import njit, njit_inline
 from ._scheme import STATUS_REPORT  # returned when a reported quantity is not finite
@@ -205,8 +205,12 @@ def _record(model, state, out, row, t):
     pm = out.scratch
     kin, pot = energy_momentum_into(model, t, x, R, v, W, xc, vc, pm)
     out.t[row] = t
-    out.R_world_body[row] = R
-    out.omega_body[row] = W
+    Ro, Wo = out.R_world_body, out.omega_body
+    for i in range(x.shape[0]):  # element by element: an array assignment takes numba's general copy
+        for a in range(3):
+            Wo[row, i, a] = W[i, a]
+            for b in range(3):
+                Ro[row, i, a, b] = R[i, a, b]
     out.kinetic_energy[row] = kin
     out.potential_energy[row] = pot
     ok = np.isfinite(kin) and np.isfinite(pot)
@@ -217,7 +221,7 @@ def _record(model, state, out, row, t):
     if out.constraint_residuals.shape[1] > 0:
         g = out.constraint_residuals[row]
         cons = model.constraints
-        residuals_into(cons.kind, cons.body, cons.data, cons.row, x, R, g, out.floor, out.xa, out.Ra, out.xb, out.Rb,
+        residuals_call(cons.kind, cons.body, cons.data, cons.row, x, R, g, out.floor, out.xa, out.Ra, out.xb, out.Rb,
                        out.s)
         for r in range(g.shape[0]):
             ok = ok and np.isfinite(g[r])
@@ -248,7 +252,7 @@ def _monitor(model, state, mon, t):
     if mon.residuals.shape[0] > 0:
         g = mon.residuals
         cons = model.constraints
-        residuals_into(cons.kind, cons.body, cons.data, cons.row, x, R, g, mon.floor, mon.xa, mon.Ra, mon.xb, mon.Rb,
+        residuals_call(cons.kind, cons.body, cons.data, cons.row, x, R, g, mon.floor, mon.xa, mon.Ra, mon.xb, mon.Rb,
                        mon.s)
         for r in range(g.shape[0]):
             g_max = max(g_max, abs(g[r]))

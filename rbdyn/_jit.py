@@ -97,9 +97,12 @@ def njit(fn):
 def njit_inline(fn):
     """Compile ``fn`` like :func:`njit`, and inline it into its callers in numba's IR.
 
-    For the per-body helpers of a step: a helper called with views of a body's rows
-    (``x[i]``, ``R[i]``) would make numba count references to those views at every call,
-    which costs more than the arithmetic of a small body; inlined, the counting is pruned.
+    For the per-body helpers of a step and the constraint kinds' functions: a helper called
+    with views of a body's rows (``x[i]``, ``R[i]``) would make numba count references to those
+    views at every call, and a call that is not inlined passes each array as some ten machine
+    words (a constraint's residual takes eight arrays); either costs a small body more than
+    its arithmetic. Every place a function is inlined compiles it again, so code off the hot
+    loops calls a plain :func:`njit` wrapper instead (``rbdyn._constraints.residuals_call``).
     """
     return numba.njit(cache=True, fastmath=False, error_model="numpy", inline="always")(fn)
 

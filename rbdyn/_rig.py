@@ -91,7 +91,8 @@ class RigWork(NamedTuple):
 
     The solve keeps, for the constrained bodies (local numbers ``local[i]`` of body ``i``),
     their half step (``x_half``, ``R_half``, ``E`` by body number), their free velocities and
-    impulse (``v_free``, ``W1_free``, ``A_free``), the gradient at the mid and the end
+    impulse (``v_free``, ``W1_free``, ``A_free``), the rate their last rotation update used
+    (``W_rot``), the gradient at the mid and the end
     configuration (``B_mid``, ``B_end``, m x 6 nc), the sensitivity of the end configuration to
     a generalized impulse (``trans_sens`` per body, ``rot_sens`` (nc, 3, 3)), and the Newton
     system (``Z``, ``K``, ``g``, ``floor``, ``delta``).
@@ -126,6 +127,7 @@ class RigWork(NamedTuple):
     v_free: np.ndarray
     W1_free: np.ndarray
     A_free: np.ndarray
+    W_rot: np.ndarray
     B_mid: np.ndarray
     B_end: np.ndarray
     Z: np.ndarray
@@ -158,7 +160,7 @@ def make_work(model, n_rows: int) -> RigWork:
         v3(), m3(), v3(), v3(), m3(), m3(), m3(), m3(), v3(), v3(), v3(), v3(), v3(), m3(), m3(), m3(),
         v3(), v3(), v3(), v3(), np.empty(6), np.empty((4, 3)), local,
         np.empty((nbc, 3, 3)), np.empty((nbc, 3, 3)), np.empty((nbc, 3)),
-        np.empty((nc, 3)), np.empty((nc, 3)), np.empty((nc, 3)),
+        np.empty((nc, 3)), np.empty((nc, 3)), np.empty((nc, 3)), np.empty((nc, 3)),
         np.zeros((n_rows, 6 * nc)), np.zeros((n_rows, 6 * nc)), np.zeros((n_rows, 6 * nc)),
         np.zeros(nc), np.zeros((nc, 3, 3)),
         np.empty((n_rows, n_rows)), np.empty(n_rows), np.empty(n_rows), np.empty(n_rows),
@@ -235,7 +237,7 @@ def _newton_imp(J, A, Om, h, tol, max_iter, E, Jr, M):
     return -1
 
 
-@njit
+@njit_inline
 def _half_step(pivoted, x, R, v, W, h, E, x_half, R_half):
     """1. ``E = exp(h/2 hat(W))``, ``R_half = R E``, ``x_half = x + h/2 v`` of one body."""
     half = 0.5 * h
@@ -249,7 +251,7 @@ def _half_step(pivoted, x, R, v, W, h, E, x_half, R_half):
             x_half[k] = x[k]
 
 
-@njit
+@njit_inline
 def _free(mass, J, J_inv, pivoted, R_half, v, W, F, T, E, h, W1, A, tb, a, b):
     """3.-4. free velocities ``W1``, ``v`` and the impulse ``A`` of one body.
 
@@ -277,7 +279,7 @@ def _free(mass, J, J_inv, pivoted, R_half, v, W, F, T, E, h, W1, A, tb, a, b):
             v[k] += hm * F[k]
 
 
-@njit
+@njit_inline
 def _update(J, J_inv, pivoted, variant, x, R, v, W, x_half, R_half, W1, A, h, tol, max_iter, E, Jr, M, a, Om):
     """6.-7. translation and the scheme's rotation update of one body.
 
@@ -354,19 +356,21 @@ def copy_out(i, x1, R1, v1, W1, x, R, v, W):
 # kind: the residuals and gradients come through rbdyn._constraints.
 
 
-@njit
+@njit_inline
 def _rotation_sensitivity(variant, J, J_inv, W_rot, h, E, Q, Jr, M, col):
     """``Q = J_r(h/2 W_rot) C`` for one body (see the comment above).
 
-    ``W_rot`` is the rate the rotation used and ``E`` its exponential.
+    ``W_rot`` is the rate the rotation used; ``E`` is scratch (its exponential, for RIG_IMP:
+    the same expression as in :func:`_newton_imp`, so the same bits).
     """
     half = 0.5 * h
     p0, p1, p2 = half * W_rot[0], half * W_rot[1], half * W_rot[2]
-    _, b, c = _sinc_coeffs(p0 * p0 + p1 * p1 + p2 * p2)
+    a, b, c = _sinc_coeffs(p0 * p0 + p1 * p1 + p2 * p2)
     rodrigues_into(-b, c, p0, p1, p2, Jr)
     if variant != _IMP:
         matmul_into(Jr, J_inv, Q)
         return
+    rodrigues_into(a, b, p0, p1, p2, E)
     # C = M^-1 E^T, M = J - h/2 hat(J W) J_r, solved column by column.
     j0 = J[0, 0] * W_rot[0] + J[0, 1] * W_rot[1] + J[0, 2] * W_rot[2]
     j1 = J[1, 0] * W_rot[0] + J[1, 1] * W_rot[1] + J[1, 2] * W_rot[2]
@@ -383,7 +387,7 @@ def _rotation_sensitivity(variant, J, J_inv, W_rot, h, E, Q, Jr, M, col):
             Q[r, k] = Jr[r, 0] * col[0] + Jr[r, 1] * col[1] + Jr[r, 2] * col[2]
 
 
-@njit
+@njit_inline
 def _reaction_on_body(B, j, P, L):
     """``L = B[:, 6j:6j+6]^T P``: the generalized impulse (world force, world moment) of body ``j``."""
     for c in range(6):
@@ -393,7 +397,7 @@ def _reaction_on_body(B, j, P, L):
         L[c] = acc
 
 
-@njit
+@njit_inline
 def _impulse_into(pivoted, inv_m, R_half, J_inv, L, v, W1, A, tau):
     """Add the generalized impulse ``L`` to one body's velocity, free rate and impulse."""
     if pivoted == 0:
@@ -406,7 +410,7 @@ def _impulse_into(pivoted, inv_m, R_half, J_inv, L, v, W1, A, tau):
         A[k] += tau[k]
 
 
-@njit
+@njit_inline
 def _world_sensitivity(R_end, Q, R_half, h, out, tmp):
     """``out = (h/2) R_end Q R_half^T``: a world moment impulse at mid step to the end rotation."""
     matmul_into(R_end, Q, tmp)
@@ -415,7 +419,7 @@ def _world_sensitivity(R_end, Q, R_half, h, out, tmp):
             out[r, c] = 0.5 * h * (tmp[r, 0] * R_half[c, 0] + tmp[r, 1] * R_half[c, 1] + tmp[r, 2] * R_half[c, 2])
 
 
-@njit
+@njit_inline
 def _newton_matrix(B_mid, B_end, trans_sens, rot_sens, Z, K):
     """``K = B_end D B_mid^T`` with ``D`` per body ``diag(trans_sens I, rot_sens)``, through ``Z = B_mid D^T``."""
     m, n6 = B_mid.shape
@@ -434,7 +438,7 @@ def _newton_matrix(B_mid, B_end, trans_sens, rot_sens, Z, K):
             K[r, c] = acc
 
 
-@njit
+@njit_inline
 def _load_phase(i, j, x_half, R_half, E, v_free, W1_free, A_free, x_half1, R_half1, E1, v1, W11, A1):
     """Body ``i``'s (local ``j``) half step and free velocities into one body's scratch."""
     for a in range(3):
@@ -447,7 +451,7 @@ def _load_phase(i, j, x_half, R_half, E, v_free, W1_free, A_free, x_half1, R_hal
             E1[a, b] = E[i, a, b]
 
 
-@njit
+@njit_inline
 def _store_phase(i, j, x_half1, R_half1, E1, v1, W11, A1, x_half, R_half, E, v_free, W1_free, A_free):
     """The converse of :func:`_load_phase`."""
     for a in range(3):
@@ -498,7 +502,7 @@ def advance(model, state, work, params, t0, h, k0, k1, out, mon):
     Om, L, lscr = borrow(wk.Om), borrow(wk.L), borrow(wk.loads)
     # the constraint solve's
     local, E, R_half, x_half = borrow(wk.local), borrow(wk.E), borrow(wk.R_half), borrow(wk.x_half)
-    v_free, W1_free, A_free = borrow(wk.v_free), borrow(wk.W1_free), borrow(wk.A_free)
+    v_free, W1_free, A_free, W_rot = borrow(wk.v_free), borrow(wk.W1_free), borrow(wk.A_free), borrow(wk.W_rot)
     B_mid, B_end, Z = borrow(wk.B_mid), borrow(wk.B_end), borrow(wk.Z)
     trans_sens, rot_sens = borrow(wk.trans_sens), borrow(wk.rot_sens)
     K, g, floor, delta = borrow(wk.K), borrow(wk.g), borrow(wk.floor), borrow(wk.delta)
@@ -540,11 +544,8 @@ def advance(model, state, work, params, t0, h, k0, k1, out, mon):
                         status = STATUS_NEWTON if n_it == -1 else STATUS_NONFINITE
                         break
                     iters += n_it
-                    _rotation_sensitivity(variant, J1, J_inv1, Wf1 if variant != _IMP else W1, h, E1, Q, Jr, M, sa)
-                    _world_sensitivity(R1, Q, R_half1, h, M, Jr)
-                    for a in range(3):
-                        for c in range(3):
-                            rot_sens[j, a, c] = M[a, c]
+                    for a in range(3):  # the rate of the rotation, for its sensitivity
+                        W_rot[j, a] = Wf1[a] if variant != _IMP else W1[a]
                     copy_out(i, x1, R1, v1, W1, x, R, v, W)
                 if status == STATUS_NEWTON or status == STATUS_NONFINITE:
                     break
@@ -563,7 +564,22 @@ def advance(model, state, work, params, t0, h, k0, k1, out, mon):
                 if it == cmax:
                     break
                 iters += 1
-                # Newton: dg/dP = B_end D B_mid^T
+                # Newton: dg/dP = B_end D B_mid^T, with the sensitivities of the last update (only
+                # now: most steps pass on their first update and need none)
+                for j in range(c_bodies.shape[0]):
+                    i = c_bodies[j]
+                    for a in range(3):
+                        Om[a] = W_rot[j, a]
+                        for c in range(3):
+                            J1[a, c] = J[i, a, c]
+                            J_inv1[a, c] = J_inv[i, a, c]
+                            R1[a, c] = R[i, a, c]
+                            R_half1[a, c] = R_half[i, a, c]
+                    _rotation_sensitivity(variant, J1, J_inv1, Om, h, E1, Q, Jr, M, sa)
+                    _world_sensitivity(R1, Q, R_half1, h, M, Jr)
+                    for a in range(3):
+                        for c in range(3):
+                            rot_sens[j, a, c] = M[a, c]
                 gradient_into(ckind, cbody, cdata, crow, x, R, pivoted, local, B_end, Ba, Bb, xa, Ra, xb, Rb, cs)
                 _newton_matrix(B_mid, B_end, trans_sens, rot_sens, Z, K)
                 for r in range(nr):

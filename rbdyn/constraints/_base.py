@@ -41,7 +41,7 @@ from typing import Callable, ClassVar
 import numpy as np
 
 from .._errors import InputError
-from .._jit import njit
+from .._jit import njit, njit_inline
 from .._validate import finite_array
 
 __all__ = ["Constraint", "Kind", "DATA_WIDTH", "MAX_ROWS", "SCRATCH_VECTORS", "FUNCTIONS", "compiled_kind"]
@@ -75,8 +75,9 @@ class Kind:
 
 
 def compiled_kind(name, cls, residual, gradient, stiffness, velocity_product) -> Kind:
-    """The :class:`Kind` of ``cls``, its four functions compiled by numba."""
-    return Kind(name, cls, cls.n_eq, njit(residual), njit(gradient), njit(stiffness), njit(velocity_product))
+    """The :class:`Kind` of ``cls``, its four functions compiled by numba, to be inlined into the schemes."""
+    return Kind(name, cls, cls.n_eq, njit_inline(residual), njit_inline(gradient), njit_inline(stiffness),
+                njit_inline(velocity_product))
 
 
 def finite_vector(value, fld: str, shape=(3,)) -> np.ndarray:
