@@ -95,7 +95,7 @@ class RigWork(NamedTuple):
     (``W_rot``), the gradient at the mid and the end
     configuration (``B_mid``, ``B_end``, m x 6 nc), the sensitivity of the end configuration to
     a generalized impulse (``trans_sens`` per body, ``rot_sens`` (nc, 3, 3)), and the Newton
-    system (``Z``, ``K``, ``g``, ``floor``, ``delta``).
+    system (``Z``, ``K`` and its copy for the LU factorization ``K_lu``, ``g``, ``floor``, ``delta``).
     """
 
     x1: np.ndarray
@@ -134,6 +134,7 @@ class RigWork(NamedTuple):
     trans_sens: np.ndarray
     rot_sens: np.ndarray
     K: np.ndarray
+    K_lu: np.ndarray
     g: np.ndarray
     floor: np.ndarray
     delta: np.ndarray
@@ -163,7 +164,7 @@ def make_work(model, n_rows: int) -> RigWork:
         np.empty((nc, 3)), np.empty((nc, 3)), np.empty((nc, 3)), np.empty((nc, 3)),
         np.zeros((n_rows, 6 * nc)), np.zeros((n_rows, 6 * nc)), np.zeros((n_rows, 6 * nc)),
         np.zeros(nc), np.zeros((nc, 3, 3)),
-        np.empty((n_rows, n_rows)), np.empty(n_rows), np.empty(n_rows), np.empty(n_rows),
+        np.empty((n_rows, n_rows)), np.empty((n_rows, n_rows)), np.empty(n_rows), np.empty(n_rows), np.empty(n_rows),
         v3(), m3(), v3(), m3(), np.empty((SCRATCH_VECTORS, 3)), np.empty((MAX_ROWS, 6)), np.empty((MAX_ROWS, 6)),
     )
 
@@ -420,8 +421,13 @@ def _world_sensitivity(R_end, Q, R_half, h, out, tmp):
 
 
 @njit_inline
-def _newton_matrix(B_mid, B_end, trans_sens, rot_sens, Z, K):
-    """``K = B_end D B_mid^T`` with ``D`` per body ``diag(trans_sens I, rot_sens)``, through ``Z = B_mid D^T``."""
+def _newton_matrix(B_mid, B_end, trans_sens, rot_sens, crow, cbody, local, Z, K):
+    """``K = B_end D B_mid^T`` with ``D`` per body ``diag(trans_sens I, rot_sens)``, through ``Z = B_mid D^T``.
+
+    A row of ``B_end`` is zero outside the columns of its constraint's (at most two) bodies, so
+    each entry of ``K`` sums over those twelve columns only, in ascending order: the same terms
+    in the same order as the sum over every column, hence the same bits.
+    """
     m, n6 = B_mid.shape
     for r in range(m):
         for j in range(n6 // 6):
@@ -430,12 +436,20 @@ def _newton_matrix(B_mid, B_end, trans_sens, rot_sens, Z, K):
             for c in range(3):
                 Z[r, 6 * j + 3 + c] = (rot_sens[j, c, 0] * B_mid[r, 6 * j + 3] + rot_sens[j, c, 1] * B_mid[r, 6 * j + 4]
                                        + rot_sens[j, c, 2] * B_mid[r, 6 * j + 5])
-    for r in range(m):
-        for c in range(m):
-            acc = 0.0
-            for q in range(n6):
-                acc += B_end[r, q] * Z[c, q]
-            K[r, c] = acc
+    for k in range(cbody.shape[0]):
+        ja = local[cbody[k, 0]] if cbody[k, 0] >= 0 else -1
+        jb = local[cbody[k, 1]] if cbody[k, 1] >= 0 else -1
+        lo, hi = min(ja, jb), max(ja, jb)  # -1: the world, which has no columns
+        for r in range(crow[k], crow[k + 1]):
+            for c in range(m):
+                acc = 0.0
+                if lo >= 0:
+                    for q in range(6 * lo, 6 * lo + 6):
+                        acc += B_end[r, q] * Z[c, q]
+                if hi > lo:
+                    for q in range(6 * hi, 6 * hi + 6):
+                        acc += B_end[r, q] * Z[c, q]
+                K[r, c] = acc
 
 
 @njit_inline
@@ -505,7 +519,7 @@ def advance(model, state, work, params, t0, h, k0, k1, out, mon):
     v_free, W1_free, A_free, W_rot = borrow(wk.v_free), borrow(wk.W1_free), borrow(wk.A_free), borrow(wk.W_rot)
     B_mid, B_end, Z = borrow(wk.B_mid), borrow(wk.B_end), borrow(wk.Z)
     trans_sens, rot_sens = borrow(wk.trans_sens), borrow(wk.rot_sens)
-    K, g, floor, delta = borrow(wk.K), borrow(wk.g), borrow(wk.floor), borrow(wk.delta)
+    K, K_lu, g, floor, delta = borrow(wk.K), borrow(wk.K_lu), borrow(wk.g), borrow(wk.floor), borrow(wk.delta)
     xa, Ra, xb, Rb = borrow(wk.xa), borrow(wk.Ra), borrow(wk.xb), borrow(wk.Rb)
     cs, Ba, Bb = borrow(wk.s), borrow(wk.Ba), borrow(wk.Bb)
     nr = P.shape[0]
@@ -581,13 +595,14 @@ def advance(model, state, work, params, t0, h, k0, k1, out, mon):
                         for c in range(3):
                             rot_sens[j, a, c] = M[a, c]
                 gradient_into(ckind, cbody, cdata, crow, x, R, pivoted, local, B_end, Ba, Bb, xa, Ra, xb, Rb, cs)
-                _newton_matrix(B_mid, B_end, trans_sens, rot_sens, Z, K)
+                _newton_matrix(B_mid, B_end, trans_sens, rot_sens, crow, cbody, local, Z, K)
                 for r in range(nr):
                     delta[r] = -g[r]
+                    for c in range(nr):
+                        K_lu[r, c] = K[r, c]
                 # a pivot below 1e-10 of the largest entry: the rows repeat each other (a closed loop)
-                if not lu_solve_inplace(K, delta, 1e-10):
+                if not lu_solve_inplace(K_lu, delta, 1e-10):
                     # redundant constraints (a closed loop): the minimum-norm increment
-                    _newton_matrix(B_mid, B_end, trans_sens, rot_sens, Z, K)
                     for r in range(nr):
                         delta[r] = -g[r]
                     if not solve_min_norm(K, delta, 1e-10):
