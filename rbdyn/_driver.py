@@ -197,9 +197,9 @@ def energy_momentum_into(model, t, x, R, v, W, x_com, v_com, pm):
 
 
 @njit_inline
-def _record(model, state, out, row, t):
-    """Write output row ``row``; False if a reported quantity is not finite."""
-    x, R, v, W = state.x, state.R, state.v, state.W
+def _record(model, x, R, v, W, out, row, t):
+    """Write output row ``row`` of the state ``x``, ``R``, ``v``, ``W``; False if a reported
+    quantity is not finite."""
     xc, vc = out.x_com[row], out.v_com[row]
     mass_centre_into(model, x, R, v, W, xc, vc)
     pm = out.scratch
@@ -238,9 +238,9 @@ def _fold(value, k, b_min, b_max, b_final):
 
 
 @njit_inline
-def _monitor(model, state, mon, t):
-    """Fold the quantities after a step into the reductions; False if one is not finite."""
-    x, R, v, W = state.x, state.R, state.v, state.W
+def _monitor(model, x, R, v, W, mon, t):
+    """Fold the quantities of the state ``x``, ``R``, ``v``, ``W`` after a step into the
+    reductions; False if one is not finite."""
     mass_centre_into(model, x, R, v, W, mon.x_com, mon.v_com)
     pm = mon.scratch
     kin, pot = energy_momentum_into(model, t, x, R, v, W, mon.x_com, mon.v_com, pm)
@@ -273,22 +273,28 @@ def _monitor(model, state, mon, t):
     return ok
 
 
-@njit
+@njit_inline
 def start(model, state, out, mon):
     """Before a run's first step: record row 0 (t = 0) and start the reductions from it.
 
-    Returns 0, or :data:`STATUS_REPORT` if a reported quantity is not finite.
+    Returns 0, or :data:`STATUS_REPORT` if a reported quantity is not finite. The work is done
+    by :func:`_start`, which takes the state's four arrays: it is compiled once for every
+    scheme, whatever the type of the scheme's state (a scheme kernel inlines only this call).
     """
-    if not _record(model, state, out, 0, 0.0):
+    return _start(model, state.x, state.R, state.v, state.W, out, mon)
+
+
+@njit
+def _start(model, x, R, v, W, out, mon):
+    if not _record(model, x, R, v, W, out, 0, 0.0):
         return STATUS_REPORT
     if mon.active != 0:
-        mass_centre_into(model, state.x, state.R, state.v, state.W, mon.x_com, mon.v_com)
-        kin, pot = energy_momentum_into(model, 0.0, state.x, state.R, state.v, state.W, mon.x_com, mon.v_com,
-                                        mon.scratch)
+        mass_centre_into(model, x, R, v, W, mon.x_com, mon.v_com)
+        kin, pot = energy_momentum_into(model, 0.0, x, R, v, W, mon.x_com, mon.v_com, mon.scratch)
         mon.start[0] = kin + pot
         for a in range(6):
             mon.start[1 + a] = mon.scratch[a]
-        if not _monitor(model, state, mon, 0.0):
+        if not _monitor(model, x, R, v, W, mon, 0.0):
             return STATUS_REPORT
     return 0
 
@@ -307,7 +313,7 @@ def count_iterations(counts, iterations, every, k, iters):
 @njit_inline
 def monitor(model, state, mon, t):
     """Fold the quantities after a step into the reductions; False if one is not finite."""
-    return _monitor(model, state, mon, t)
+    return _monitor(model, state.x, state.R, state.v, state.W, mon, t)
 
 
 @njit_inline
@@ -322,4 +328,4 @@ def record(model, state, out, k, t):
     quantity is not finite. Call only when :func:`record_due`. Inlined into the kernel (as
     :func:`monitor`): called as a function, with the kernel's structs, it cost ten times
     the recording itself."""
-    return _record(model, state, out, (k + out.every) // out.every, t)
+    return _record(model, state.x, state.R, state.v, state.W, out, (k + out.every) // out.every, t)
