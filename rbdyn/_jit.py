@@ -31,12 +31,13 @@ import warnings
 from pathlib import Path
 
 import numba
+import numpy as np
 from numba.core import cgutils
 from numba.core.errors import NumbaExperimentalFeatureWarning
 from numba.extending import intrinsic
 
 __all__ = ["njit", "njit_inline", "njit_signature", "function_list", "python_variant", "jit_enabled", "quiet",
-           "borrow"]
+           "borrow", "fast_call"]
 
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -151,6 +152,52 @@ def _borrow_python(arr):
 #: kernel call, the caller's, never one made inside it; a kernel borrows its arguments once, on
 #: entry. Under ``NUMBA_DISABLE_JIT=1`` it returns its argument.
 borrow = _borrow if not numba.config.DISABLE_JIT else _borrow_python
+
+
+_ENTRIES: dict = {}  # (dispatcher, key of the argument types) -> the compiled entry point
+
+
+def _type_key(obj):
+    """What numba's type of ``obj`` depends on, for the arguments rbdyn's kernels take (named
+    tuples of arrays, numbers and typed lists); None for anything else."""
+    if isinstance(obj, np.ndarray):
+        f = obj.flags
+        return (obj.dtype.str, obj.ndim, f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
+    if isinstance(obj, tuple):
+        keys = tuple(_type_key(item) for item in obj)
+        return None if None in keys else (type(obj), keys)
+    if isinstance(obj, bool):
+        return (bool,)
+    if isinstance(obj, int):
+        return (int,) if -2**63 <= obj < 2**63 else None
+    if isinstance(obj, float):
+        return (float,)
+    return getattr(obj, "_numba_type_", None)  # a typed list: its numba type
+
+
+def fast_call(dispatcher, *args):
+    """``dispatcher(*args)``, without numba's typing of the arguments when arguments of the same
+    types were seen before.
+
+    numba's dispatcher types every argument on every call, and for named tuples of arrays it does
+    so in Python: about 0.3 ms for a kernel's arguments, more than a short run's steps (a page's
+    sweep, ``Scheme.advance`` one step at a time). The types depend only on what
+    :func:`_type_key` reads, so the compiled entry point found for one key serves every later call
+    with that key. Anything else (a kernel run as Python, an argument of another kind) goes
+    through the dispatcher.
+    """
+    if not isinstance(dispatcher, numba.core.dispatcher.Dispatcher):
+        return dispatcher(*args)
+    key = _type_key(args)
+    entry = _ENTRIES.get((dispatcher, key)) if key is not None else None
+    if entry is not None:
+        return entry(*args)
+    result = dispatcher(*args)  # compiles, or finds the compiled code, for these types
+    if key is not None:
+        cres = dispatcher.overloads.get(tuple(dispatcher.typeof_pyval(a) for a in args))
+        if cres is not None:
+            _ENTRIES[dispatcher, key] = cres.entry_point
+    return result
 
 
 def jit_enabled() -> bool:

@@ -47,7 +47,7 @@ import numpy as np
 
 from . import _data
 from ._errors import InputError, short_repr
-from ._jit import python_variant, quiet
+from ._jit import fast_call, python_variant, quiet
 
 STATUS_OK = 0
 STATUS_NONFINITE = 1
@@ -194,8 +194,8 @@ class Scheme:
 
         out = _output(system, n, 1)
         with quiet():
-            status, done = self.compiled_kernel(system)(system.model, state, self.work(system, state), self.params(),
-                                                        float(t0), float(h), 0, n, out, _monitor(system, False, ()))
+            status, done = fast_call(self.compiled_kernel(system), system.model, state, self.work(system, state),
+                                     self.params(), float(t0), float(h), 0, n, out, _monitor(system, False, ()))
         if counters is not None:
             counters[offset:offset + done] = out.iterations[:done]
         return status, done

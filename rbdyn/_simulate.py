@@ -15,7 +15,7 @@ from . import so3
 from ._driver import BUILTIN, METRIC_SIGNATURE, STATUS_REPORT, Monitor, Output
 from ._files import write_atomically
 from ._errors import InputError, NumericalError, short_repr
-from ._jit import function_list, njit_signature, quiet
+from ._jit import fast_call, function_list, njit_signature, quiet
 from ._model import System, _compiled_for
 from ._validate import float_array
 from .constraints._base import SCRATCH_VECTORS
@@ -431,7 +431,7 @@ def simulate(
             while True:
                 stop = min(k + chunk, n_steps)
                 tic = time.perf_counter()
-                code, k = kernel(system.model, state, work, params, 0.0, dt, k, stop, out, mon)
+                code, k = fast_call(kernel, system.model, state, work, params, 0.0, dt, k, stop, out, mon)
                 wall += time.perf_counter() - tic
                 bar.update(k, final=k == n_steps)
                 if code != 0 or k >= n_steps:
