@@ -37,6 +37,8 @@ except ImportError:  # without nbval there is no --nbval, hence nothing to colle
 ROOT = Path(__file__).resolve().parent
 BOOK = ROOT / "book"
 BUILD = ROOT / "_build"
+# how long each page took when it last ran here (seconds), for the order of the next run
+PAGE_SECONDS = ROOT / ".cache" / "rbdyn-page-seconds.json"
 # the book's one matplotlib style (rbdyn/book.mplstyle) for every page the kernels run
 os.environ.setdefault("MATPLOTLIBRC", str(ROOT / "rbdyn" / "book.mplstyle"))
 
@@ -89,10 +91,29 @@ def pytest_collect_file(file_path, parent):
     return None
 
 
+def _order_key(item, seconds):
+    """Pages before the unit tests, the costliest first: the workers take one file at a time in
+    this order, so that the longest pages do not start last and leave one core idle. A page's
+    cost is its time in the last run here, else the validation and contributor pages are taken
+    as the costly ones."""
+    path = Path(str(item.fspath)).resolve()
+    if BOOK not in path.parents:
+        return (1, 0.0)
+    page = path.relative_to(ROOT).as_posix()
+    default = 60.0 if page.startswith(("book/validation/", "book/contributing/")) else 0.0
+    return (0, -seconds.get(page, default))
+
+
 @pytest.hookimpl(tryfirst=True)  # before -k/-m deselection: count what was collected
 def pytest_collection_modifyitems(session, config, items):
     if not (_nbval_active(config) and config._rbdyn_book_visited):
         return
+    try:
+        seconds = json.loads(PAGE_SECONDS.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        seconds = {}
+    # a stable sort: each file's items stay together and in their order
+    items.sort(key=lambda item: _order_key(item, seconds))
     if not any(isinstance(item.parent, nbval_plugin.IPyNbFile) for item in items):
         pytest.exit(
             "--nbval was given and book/ was collected, but no notebook cell was collected: "
@@ -128,6 +149,7 @@ if nbval_plugin is not None:
 
         def teardown(self):
             super().teardown()
+            _remember_seconds(self.path, time.perf_counter() - self._started)
             folder = os.environ.get("RBDYN_EXECUTED_DIR")
             cells = [c for c in self.session.items if c.parent is self]
             if not folder or not cells or not all(getattr(c, "_rbdyn_passed", False) for c in cells):
@@ -144,6 +166,22 @@ if nbval_plugin is not None:
             nbformat.write(notebook, str(target))
             record = {"source": str(self.path.resolve()), "execution_seconds": time.perf_counter() - self._started}
             target.with_suffix(".json").write_text(json.dumps(record), encoding="utf-8")
+
+
+def _remember_seconds(path, seconds):
+    """Record a page's time in PAGE_SECONDS (a race between workers loses an entry at worst)."""
+    try:
+        known = json.loads(PAGE_SECONDS.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        known = {}
+    known[Path(path).resolve().relative_to(ROOT).as_posix()] = round(seconds, 1)
+    try:
+        PAGE_SECONDS.parent.mkdir(exist_ok=True)
+        tmp = PAGE_SECONDS.with_name(f"{PAGE_SECONDS.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(known, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, PAGE_SECONDS)
+    except OSError:
+        pass
 
 
 @pytest.hookimpl(hookwrapper=True)
