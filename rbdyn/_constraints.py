@@ -15,7 +15,7 @@ from numba import literal_unroll
 from ._jit import njit, njit_inline
 from .constraints import KINDS
 
-__all__ = ["pose_into", "residuals_into", "residuals_call", "gradient_into", "kind_residual", "kind_gradient", "kind_stiffness",
+__all__ = ["pose_into", "residuals_into", "residuals_call", "blocks_call", "gradient_into", "kind_residual", "kind_gradient", "kind_stiffness",
            "kind_velocity_product", "lu_solve_inplace", "solve_min_norm"]
 
 # The dispatch to the kinds' functions is a chain of ``kind == n`` tests over fixed slots: a
@@ -156,6 +156,17 @@ def residuals_call(kind, body, data, row, x, R, g, floor, xa, Ra, xb, Rb, s):
     """:func:`residuals_into` as a called function, for code off a scheme's hot loop (the run
     driver's rows and reductions): each place that inlines the kinds costs compile time."""
     residuals_into(kind, body, data, row, x, R, g, floor, xa, Ra, xb, Rb, s)
+
+
+@njit
+def blocks_call(kind, data, k, xa, Ra, xb, Rb, g, floor, gr, Ba, Bb, lam, r0, K, s):
+    """Constraint ``k``'s residual (into ``g`` and ``floor`` from row ``gr``), gradient (``Ba``,
+    ``Bb``) and stiffness (added to ``K``, multipliers ``lam`` from row ``r0``), as a called
+    function: generalized-α's assembly, where a call per constraint costs little next to the
+    iteration's linear solve and inlining the kinds would cost compile time."""
+    kind_residual(kind, data, k, xa, Ra, xb, Rb, g, floor, gr, s)
+    kind_gradient(kind, data, k, xa, Ra, xb, Rb, Ba, Bb, s)
+    kind_stiffness(kind, data, k, xa, Ra, xb, Rb, lam, r0, K, s)
 
 
 @njit_inline

@@ -52,8 +52,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._constraints import (kind_gradient, kind_residual, kind_stiffness, kind_velocity_product, lu_solve_inplace,
-                           pose_into, solve_min_norm)
+from ._constraints import blocks_call, kind_gradient, kind_velocity_product, lu_solve_inplace, pose_into, solve_min_norm
 from ._data import body_loads_into, eval_loads, user_loads_into
 from ._driver import STATUS_REPORT, count_iterations, monitor, record, record_due, start
 from ._errors import InputError
@@ -398,12 +397,10 @@ def _coupled(model, coef, h, atol, rtol, dof, nd, x0, R0, x, R, v, W, V, vd, lam
         r0 = row[k]
         n_rows = row[k + 1] - r0
         cr = nd + r0
-        kind_residual(kind[k], cons.data, k, xa, Ra, xb, Rb, rhs, cfloor, nd + r0, cs)
-        kind_gradient(kind[k], cons.data, k, xa, Ra, xb, Rb, Ba, Bb, cs)
         for a in range(12):
             for b in range(12):
                 Kc[a, b] = 0.0
-        kind_stiffness(kind[k], cons.data, k, xa, Ra, xb, Rb, lam, r0, Kc, cs)
+        blocks_call(kind[k], cons.data, k, xa, Ra, xb, Rb, rhs, cfloor, nd + r0, Ba, Bb, lam, r0, Kc, cs)
         for side in range(2):
             i = body[k, side]
             if i < 0:
