@@ -418,7 +418,7 @@ def simulate(
     bar = _Progress(n_steps, progress)
     # The kernel runs in chunks of steps (the same steps, the same arithmetic): for the progress bar,
     # and so that Ctrl-C, which Python sees only between chunks, acts within seconds. Entering the
-    # kernel costs a fixed ~0.3 ms (its arguments are unboxed), so without a bar a chunk is 2**22
+    # kernel costs a fixed ~0.1 ms (its arguments are unboxed), so without a bar a chunk is 2**22
     # body-steps (about a second of the cheaper schemes): a short run stays one call, as the
     # benchmarks that subtract that fixed cost once assume.
     n_bodies = max(1, system.model.bodies.mass.shape[0])
