@@ -149,7 +149,8 @@ if nbval_plugin is not None:
 
         def teardown(self):
             super().teardown()
-            _remember_seconds(self.path, time.perf_counter() - self._started)
+            seconds = time.perf_counter() - self._started
+            _remember_seconds(self.path, seconds)
             folder = os.environ.get("RBDYN_EXECUTED_DIR")
             cells = [c for c in self.session.items if c.parent is self]
             if not folder or not cells or not all(getattr(c, "_rbdyn_passed", False) for c in cells):
@@ -164,7 +165,7 @@ if nbval_plugin is not None:
             target = Path(folder) / relative
             target.parent.mkdir(parents=True, exist_ok=True)
             nbformat.write(notebook, str(target))
-            record = {"source": str(self.path.resolve()), "execution_seconds": time.perf_counter() - self._started}
+            record = {"source": str(self.path.resolve()), "execution_seconds": seconds}
             target.with_suffix(".json").write_text(json.dumps(record), encoding="utf-8")
 
 

@@ -10,7 +10,6 @@ views made in a loop: numba would count references to those at every call.
 from __future__ import annotations
 
 import numpy as np
-from numba import literal_unroll
 
 from ._jit import njit, njit_inline
 from .constraints import KINDS

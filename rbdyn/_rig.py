@@ -582,12 +582,10 @@ def advance(model, state, work, params, t0, h, k0, k1, out, mon):
                 # now: most steps pass on their first update and need none)
                 for j in range(c_bodies.shape[0]):
                     i = c_bodies[j]
+                    copy_in(i, x, R, v, W, J, J_inv, x1, R1, v1, W1, J1, J_inv1)
                     for a in range(3):
                         Om[a] = W_rot[j, a]
                         for c in range(3):
-                            J1[a, c] = J[i, a, c]
-                            J_inv1[a, c] = J_inv[i, a, c]
-                            R1[a, c] = R[i, a, c]
                             R_half1[a, c] = R_half[i, a, c]
                     _rotation_sensitivity(variant, J1, J_inv1, Om, h, E1, Q, Jr, M, sa)
                     _world_sensitivity(R1, Q, R_half1, h, M, Jr)

@@ -27,7 +27,7 @@ A kind is one module (``spherical.py``, ``rod.py``, ...) that defines
 * a :class:`Kind` record, ``KIND``, which the registry (``rbdyn/constraints/__init__.py``) lists.
 
 The schemes assemble every kind from these four functions through one dispatch
-(:mod:`rbdyn._constraints`, a loop over the registry unrolled at compile time); they know
+(:mod:`rbdyn._constraints`, a chain over the registry's slots, inlined into the schemes); they know
 nothing else about a kind. A kind must fit the limits below (:data:`DATA_WIDTH`,
 :data:`MAX_ROWS`, :data:`SCRATCH_VECTORS`), which size the schemes' scratch; a test checks that
 every registered kind does.
