@@ -120,6 +120,11 @@ def mass_centre_into(model, x, R, v, W, x_com, v_com):
     com = model.bodies.com_body
     for i in range(x.shape[0]):
         Ri, ci, Wi = R[i], com[i], W[i]
+        if ci[0] == 0.0 and ci[1] == 0.0 and ci[2] == 0.0:  # the origin is the mass centre
+            for a in range(3):
+                x_com[i, a] = x[i, a]
+                v_com[i, a] = v[i, a]
+            continue
         c0 = Ri[0, 0] * ci[0] + Ri[0, 1] * ci[1] + Ri[0, 2] * ci[2]
         c1 = Ri[1, 0] * ci[0] + Ri[1, 1] * ci[1] + Ri[1, 2] * ci[2]
         c2 = Ri[2, 0] * ci[0] + Ri[2, 1] * ci[1] + Ri[2, 2] * ci[2]
@@ -145,6 +150,9 @@ def energy_momentum_into(model, t, x, R, v, W, x_com, v_com, pm):
     pivoted body Solfec's ``WᵀJW/2``). The potential covers gravity, the
     constant and point forces (all conservative) and the compiled loads that
     declare one; a constant torque has none.
+
+    A body whose origin is its mass centre (``com_body`` zero) skips the terms in ``c``, which
+    are zeros there: the same numbers, but for the sign of a component that is exactly zero.
     """
     bodies, loads = model.bodies, model.loads
     mass, J, com, g = bodies.mass, bodies.inertia, bodies.com_body, loads.gravity
@@ -152,32 +160,41 @@ def energy_momentum_into(model, t, x, R, v, W, x_com, v_com, pm):
     potential = 0.0
     for a in range(6):
         pm[a] = 0.0
+    # one test instead of two empty loops per body: most systems have no point force or spring
+    pointed = loads.point_start[-1] > 0 or loads.spring_start[-1] > 0
     for i in range(x.shape[0]):
         m = mass[i]
         Ri, Wi, ci, xi, vi, Ji = R[i], W[i], com[i], x_com[i], v_com[i], J[i]
         vo = v[i]
-        w0 = Ri[0, 0] * Wi[0] + Ri[0, 1] * Wi[1] + Ri[0, 2] * Wi[2]
-        w1 = Ri[1, 0] * Wi[0] + Ri[1, 1] * Wi[1] + Ri[1, 2] * Wi[2]
-        w2 = Ri[2, 0] * Wi[0] + Ri[2, 1] * Wi[1] + Ri[2, 2] * Wi[2]
-        c0, c1, c2 = xi[0] - x[i, 0], xi[1] - x[i, 1], xi[2] - x[i, 2]
         JW0 = Ji[0, 0] * Wi[0] + Ji[0, 1] * Wi[1] + Ji[0, 2] * Wi[2]
         JW1 = Ji[1, 0] * Wi[0] + Ji[1, 1] * Wi[1] + Ji[1, 2] * Wi[2]
         JW2 = Ji[2, 0] * Wi[0] + Ji[2, 1] * Wi[1] + Ji[2, 2] * Wi[2]
-        kinetic += 0.5 * m * (vo[0] * vo[0] + vo[1] * vo[1] + vo[2] * vo[2]) \
-            + m * (vo[0] * (w1 * c2 - w2 * c1) + vo[1] * (w2 * c0 - w0 * c2) + vo[2] * (w0 * c1 - w1 * c0)) \
-            + 0.5 * (Wi[0] * JW0 + Wi[1] * JW1 + Wi[2] * JW2)
+        if ci[0] == 0.0 and ci[1] == 0.0 and ci[2] == 0.0:  # the origin is the mass centre
+            kinetic += 0.5 * m * (vo[0] * vo[0] + vo[1] * vo[1] + vo[2] * vo[2]) \
+                + 0.5 * (Wi[0] * JW0 + Wi[1] * JW1 + Wi[2] * JW2)
+            Jc0, Jc1, Jc2 = JW0, JW1, JW2
+        else:
+            w0 = Ri[0, 0] * Wi[0] + Ri[0, 1] * Wi[1] + Ri[0, 2] * Wi[2]
+            w1 = Ri[1, 0] * Wi[0] + Ri[1, 1] * Wi[1] + Ri[1, 2] * Wi[2]
+            w2 = Ri[2, 0] * Wi[0] + Ri[2, 1] * Wi[1] + Ri[2, 2] * Wi[2]
+            c0, c1, c2 = xi[0] - x[i, 0], xi[1] - x[i, 1], xi[2] - x[i, 2]
+            kinetic += 0.5 * m * (vo[0] * vo[0] + vo[1] * vo[1] + vo[2] * vo[2]) \
+                + m * (vo[0] * (w1 * c2 - w2 * c1) + vo[1] * (w2 * c0 - w0 * c2) + vo[2] * (w0 * c1 - w1 * c0)) \
+                + 0.5 * (Wi[0] * JW0 + Wi[1] * JW1 + Wi[2] * JW2)
+            # angular momentum about the mass centre: R J_c W with J_c = J - m(|c|² I - c cᵀ) (body axes)
+            cc = ci[0] * ci[0] + ci[1] * ci[1] + ci[2] * ci[2]
+            Jc0 = JW0 - m * (cc * Wi[0] - ci[0] * (ci[0] * Wi[0] + ci[1] * Wi[1] + ci[2] * Wi[2]))
+            Jc1 = JW1 - m * (cc * Wi[1] - ci[1] * (ci[0] * Wi[0] + ci[1] * Wi[1] + ci[2] * Wi[2]))
+            Jc2 = JW2 - m * (cc * Wi[2] - ci[2] * (ci[0] * Wi[0] + ci[1] * Wi[1] + ci[2] * Wi[2]))
         potential -= (m * g[0] + loads.force[i, 0]) * xi[0] + (m * g[1] + loads.force[i, 1]) * xi[1] \
             + (m * g[2] + loads.force[i, 2]) * xi[2]
-        # angular momentum about the mass centre: R J_c W with J_c = J - m(|c|² I - c cᵀ) (body axes)
-        cc = ci[0] * ci[0] + ci[1] * ci[1] + ci[2] * ci[2]
-        Jc0 = JW0 - m * (cc * Wi[0] - ci[0] * (ci[0] * Wi[0] + ci[1] * Wi[1] + ci[2] * Wi[2]))
-        Jc1 = JW1 - m * (cc * Wi[1] - ci[1] * (ci[0] * Wi[0] + ci[1] * Wi[1] + ci[2] * Wi[2]))
-        Jc2 = JW2 - m * (cc * Wi[2] - ci[2] * (ci[0] * Wi[0] + ci[1] * Wi[1] + ci[2] * Wi[2]))
         for a in range(3):
             pm[a] += m * vi[a]
         pm[3] += m * (xi[1] * vi[2] - xi[2] * vi[1]) + (Ri[0, 0] * Jc0 + Ri[0, 1] * Jc1 + Ri[0, 2] * Jc2)
         pm[4] += m * (xi[2] * vi[0] - xi[0] * vi[2]) + (Ri[1, 0] * Jc0 + Ri[1, 1] * Jc1 + Ri[1, 2] * Jc2)
         pm[5] += m * (xi[0] * vi[1] - xi[1] * vi[0]) + (Ri[2, 0] * Jc0 + Ri[2, 1] * Jc1 + Ri[2, 2] * Jc2)
+        if not pointed:
+            continue
         # point forces at their points x + R p
         for k in range(loads.point_start[i], loads.point_start[i + 1]):
             p, f = loads.point_body[k], loads.point_force[k]
