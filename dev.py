@@ -37,6 +37,9 @@ EXECUTED = BUILD / "executed"  # the executed pages, written by conftest.py (RBD
 CHECKS = BUILD / "checks"  # every page's acceptance checks, written by rbdyn.verify.check (RBDYN_CHECKS_DIR)
 CACHE = BUILD / ".jupyter_cache"
 SCREENSHOTS = BUILD / "screenshots"
+# the digest of rbdyn's sources its cached kernels were compiled from (written by rbdyn._jit on import)
+SOURCES = ROOT / "rbdyn" / "__pycache__" / "rbdyn-sources.sha256"
+PRECOMPILED = ROOT / "rbdyn" / "__pycache__" / "rbdyn-precompiled"  # what precompile() last compiled for
 
 # Everything a build leaves that could show results of an older rbdyn: the HTML, Sphinx's
 # environment (it skips pages whose source did not change, so a change in rbdyn/ alone would reach
@@ -101,8 +104,13 @@ def clear():
 def precompile():
     """Fill numba's cache with rbdyn's kernels, one scheme per process, as many at once as there
     are workers (``python -m rbdyn._precompile``): pytest's workers would otherwise each compile the
-    same kernels at the same time. A few seconds when the cache is warm."""
+    same kernels at the same time. Skipped when the last one compiled these very sources with
+    these very requirements (``PRECOMPILED`` holds both digests)."""
     start = time.perf_counter()
+    done = (SOURCES.read_text() if SOURCES.exists() else "missing") + (STAMP.read_text() if STAMP.exists() else "")
+    if PRECOMPILED.exists() and PRECOMPILED.read_text() == done:
+        print("dev.py: rbdyn's kernels were compiled for these sources already", flush=True)
+        return
     listing = subprocess.run([str(BIN / "python"), "-c", "import rbdyn\n"
                               "for n, c in rbdyn.schemes().items(): print(int(c.implicit and c.supports_constraints), n)"],
                              cwd=ROOT, env=environment(), capture_output=True, text=True, check=True).stdout.split()
@@ -120,6 +128,7 @@ def precompile():
             time.sleep(0.2)
     if status:
         sys.exit(status)
+    PRECOMPILED.write_text(done)
     print(f"dev.py: rbdyn's kernels compiled or found in the cache in {time.perf_counter() - start:.0f} s", flush=True)
 
 
@@ -252,9 +261,21 @@ def _render(args):
         "nb_execution_cache_path": str(CACHE),
         "nb_execution_excludepatterns": missing,
     }
+    # Pages are read by as many processes as pytest has workers. Three extensions do not declare
+    # whether that is safe, so Sphinx would read serially: jupyter-book's section numbering only
+    # renumbers the merged table of contents after reading, the offline MathJax only copies files
+    # when the build finishes, and jupyter-book's LaTeX extension acts on LaTeX builds. (The HTML
+    # of a parallel build was compared with a serial one's: the same files.)
+    import importlib
+
+    for name in ("sphinx_multitoc_numbering", "sphinx-mathjax-offline", "sphinx_jupyterbook_latex"):
+        module = importlib.import_module(name)
+        declared = module.setup
+        module.setup = lambda app, declared=declared: {**(declared(app) or {}), "parallel_read_safe": True,
+                                                       "parallel_write_safe": True}
     result = build_sphinx(ROOT, HTML, use_external_toc=True, noconfig=True, path_config=str(ROOT / "_config.yml"),
                           confoverrides=overrides, builder="html", warningiserror=True, keep_going=True,
-                          freshenv=True, force_all=True)
+                          freshenv=True, force_all=True, jobs=int(workers()))
     if isinstance(result, Exception):
         print(f"dev.py: the book build failed: {result}", file=sys.stderr)
         return 1
