@@ -115,12 +115,20 @@ class Monitor(NamedTuple):
 
 
 @njit_inline
+def at_mass_centre(c):
+    """Whether a body's mass centre ``c`` (body axes, ``com_body``) is its origin: then the
+    terms in ``c`` of the mass centre, the kinetic energy and the angular momentum are zeros,
+    and :func:`mass_centre_into` and :func:`energy_momentum_into` skip them."""
+    return c[0] == 0.0 and c[1] == 0.0 and c[2] == 0.0
+
+
+@njit_inline
 def mass_centre_into(model, x, R, v, W, x_com, v_com):
     """Mass-centre positions and velocities (world) from the body origins' ones."""
     com = model.bodies.com_body
     for i in range(x.shape[0]):
         Ri, ci, Wi = R[i], com[i], W[i]
-        if ci[0] == 0.0 and ci[1] == 0.0 and ci[2] == 0.0:  # the origin is the mass centre
+        if at_mass_centre(ci):
             for a in range(3):
                 x_com[i, a] = x[i, a]
                 v_com[i, a] = v[i, a]
@@ -169,7 +177,7 @@ def energy_momentum_into(model, t, x, R, v, W, x_com, v_com, pm):
         JW0 = Ji[0, 0] * Wi[0] + Ji[0, 1] * Wi[1] + Ji[0, 2] * Wi[2]
         JW1 = Ji[1, 0] * Wi[0] + Ji[1, 1] * Wi[1] + Ji[1, 2] * Wi[2]
         JW2 = Ji[2, 0] * Wi[0] + Ji[2, 1] * Wi[1] + Ji[2, 2] * Wi[2]
-        if ci[0] == 0.0 and ci[1] == 0.0 and ci[2] == 0.0:  # the origin is the mass centre
+        if at_mass_centre(ci):
             kinetic += 0.5 * m * (vo[0] * vo[0] + vo[1] * vo[1] + vo[2] * vo[2]) \
                 + 0.5 * (Wi[0] * JW0 + Wi[1] * JW1 + Wi[2] * JW2)
             Jc0, Jc1, Jc2 = JW0, JW1, JW2
