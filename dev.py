@@ -94,10 +94,6 @@ def ensure_venv():
 def clear():
     for name in STALE:
         shutil.rmtree(BUILD / name, ignore_errors=True)
-    # Importing rbdyn once, before the parallel workers start, drops its compiled code if any
-    # source of rbdyn changed since it was compiled (see rbdyn._jit): numba checks a cached
-    # kernel against its own file only.
-    run(BIN / "python", "-c", "import rbdyn")
     precompile()
 
 
@@ -107,6 +103,10 @@ def precompile():
     same kernels at the same time. Skipped when the last one compiled these very sources with
     these very requirements (``PRECOMPILED`` holds both digests)."""
     start = time.perf_counter()
+    # Importing rbdyn once, before the parallel workers start, drops its compiled code if any
+    # source of rbdyn changed since it was compiled (see rbdyn._jit): numba checks a cached
+    # kernel against its own file only. It also brings SOURCES up to date for the test below.
+    run(BIN / "python", "-c", "import rbdyn")
     done = (SOURCES.read_text() if SOURCES.exists() else "missing") + (STAMP.read_text() if STAMP.exists() else "")
     if PRECOMPILED.exists() and PRECOMPILED.read_text() == done:
         print("dev.py: rbdyn's kernels were compiled for these sources already", flush=True)
