@@ -33,6 +33,7 @@ from pathlib import Path
 import numba
 import numpy as np
 from numba.core import cgutils
+from numba.core import ir as numba_ir
 from numba.core.errors import NumbaExperimentalFeatureWarning
 from numba.extending import intrinsic
 
@@ -76,6 +77,51 @@ def _drop_stale_cache() -> None:
 
 
 _drop_stale_cache()
+
+
+class _BlockCopier:
+    """Stand-in for the ``copy`` module in numba's IR inliner (``numba.core.inline_closurecall``).
+
+    To inline a function, numba copies the callee's IR with one ``copy.deepcopy`` per basic
+    block. Every variable refers to the function's scope, which lists every variable of the
+    function, so each block's copy copies the whole scope again: the copy grows as blocks times
+    variables, and it was a quarter of rbdyn's compile time. Here the blocks of one copy share
+    one memo, so the scope is copied once per copy, as a deep copy of the whole IR would do.
+    The copies hold the same statements; only the number of scope objects differs, and the
+    inliner merges those into the caller's scope. Every other use goes to :mod:`copy` itself.
+
+    One copy of an IR is a run of calls on blocks of one scope, none of them twice: a block of
+    another scope, or a block already copied, starts a new memo.
+    """
+
+    def __init__(self, module):
+        self._module = module
+        self._scope = None  # the scope of the blocks being copied (held, so its id stays unique)
+        self._memo = {}
+
+    def __getattr__(self, name):
+        return getattr(self._module, name)
+
+    def deepcopy(self, x, memo=None):
+        if memo is not None or not isinstance(x, numba_ir.Block):
+            return self._module.deepcopy(x, memo)
+        if x.scope is not self._scope or id(x) in self._memo:
+            self._scope, self._memo = x.scope, {}
+        return self._module.deepcopy(x, self._memo)
+
+
+def _share_block_copies() -> None:
+    """Install :class:`_BlockCopier` where numba's inliner looks up ``copy`` (numba's own
+    module attribute), if it is the :mod:`copy` module as in the numba versions known here."""
+    import copy
+
+    from numba.core import inline_closurecall
+
+    if inline_closurecall.copy is copy and hasattr(inline_closurecall.InlineWorker, "inline_ir"):
+        inline_closurecall.copy = _BlockCopier(copy)
+
+
+_share_block_copies()
 
 
 @contextlib.contextmanager
