@@ -40,6 +40,18 @@ def write_atomically(target, write, binary: bool = False) -> None:
     complete: a failed or interrupted write leaves any previous ``target`` as it was. The file gets
     the previous file's permissions, or those a new file gets under the umask (0666 & ~umask).
     Raises OSError (with ``strerror``) when the file cannot be written."""
+    tmp = write_beside(target, write, binary)
+    try:
+        os.replace(tmp, target)
+        tmp = None
+    finally:
+        discard(tmp)
+
+
+def write_beside(target, write, binary: bool = False) -> str:
+    """``write(file)`` into a temporary file beside ``target`` (with the permissions that
+    :func:`write_atomically` gives); returns its path, for ``os.replace(path, target)`` once every
+    output of a run is complete. Nothing is left behind when ``write`` fails."""
     target = Path(target)
     check_regular(target)
     try:
@@ -53,10 +65,15 @@ def write_atomically(target, write, binary: bool = False) -> None:
         with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as fh:
             fd = None
             write(fh)
-        os.replace(tmp, target)
-        tmp = None
+        done, tmp = tmp, None
+        return done
     finally:
         if fd is not None:
             os.close(fd)
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
+        discard(tmp)
+
+
+def discard(tmp) -> None:
+    """Remove the temporary file ``tmp`` if there is one (``None``: nothing to do)."""
+    if tmp is not None and os.path.exists(tmp):
+        os.unlink(tmp)

@@ -18,9 +18,11 @@ Exit status (the contract, see :mod:`rbdyn._errors`):
   ``--debug`` or the environment variable ``RBDYN_DEBUG=1``);
 * 130: interrupted (Ctrl-C): one line, and no output file written or changed.
 
-Outputs (``--out``, ``--plot``) are written to a temporary file in the same
-directory and renamed into place only when complete; after a failure the
-figure is not written.
+Outputs (``--out``, ``--plot``) are written to temporary files in the same
+directory and renamed into place only when both are complete: a figure that
+cannot be drawn or written leaves a previous ``--out`` as it was. After a
+failure the figure is not written; after a finished run, the partial file of
+an earlier failed one (``NAME.partial.csv``) is removed.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ import numpy as np
 
 from ._errors import (EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NUMERICAL, EXIT_OK, InputError,
                       NumericalError, one_line)
-from ._files import check_regular, write_atomically
+from ._files import check_regular, discard, write_beside
 from ._scenario import builtin_scenario_text, builtin_scenarios, load_scenario
 from ._scheme import schemes
 from ._simulate import MAX_STEPS, _check_run_args
@@ -70,8 +72,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Rigid-body time integration: run benchmark or user scenarios.",
         epilog="Exit status: 0 finished (every number written finite); 2 invalid input (one line naming the field); "
                "1 numerical failure (one line naming the time and the step; --out is kept, the rows before the "
-               "failure go to NAME.partial.csv); 3 internal error; 130 interrupted (Ctrl-C). Outputs are written "
-               "to a temporary file and renamed into place when complete; --out, its partial file and --plot must "
+               "failure go to NAME.partial.csv, which a finished run removes); 3 internal error; 130 interrupted "
+               "(Ctrl-C). Outputs are written to temporary files and renamed into place when all are complete; "
+               "--out, its partial file and --plot must "
                "be regular files other than the scenario. A run may take at most "
                f"{MAX_STEPS:.0e} steps (t_end/dt), whatever --every is.",
     )
@@ -168,12 +171,7 @@ def _run(args):
     except InputError as err:
         raise _run_arg_error(err, args, scenario) from None
     if failure is None:
-        if target is None:
-            traj.to_csv(sys.stdout)
-        else:
-            _write_atomically(traj, target)
-        if figure is not None:
-            _plot_atomically(traj, figure, scenario.name)
+        _write_outputs(traj, target, partial, figure, scenario.name)
         return
     if target is None:
         raise NumericalError(failure.t, failure.step, failure.reason + "; no rows written (give --out to keep the rows "
@@ -257,28 +255,64 @@ def _plot_target(args, csv_target, scenario) -> Path:
     return target
 
 
-def _plot_atomically(traj, target: Path, title: str) -> None:
-    """Draw the figure to a temporary file beside ``target`` and rename it into place when complete."""
+def _write_outputs(traj, target, partial, figure, title) -> None:
+    """The outputs of a finished run: the CSV (``target``, or standard output when None) and the
+    figure. Each is written completely beside its target before either is renamed into place, so
+    that a figure that cannot be drawn or written leaves a previous ``--out`` as it was. The rows
+    of an earlier failed run (``partial``) are removed: they no longer describe ``--out``."""
     from .plotting import plot_run
 
-    fmt = target.suffix.lower().lstrip(".")
-    _replace_atomically(target, "--plot", True, lambda fh: plot_run(traj, fh, format=fmt, title=title))
+    pending = []
+    try:
+        if target is not None:
+            pending.append((_write_beside(target, "--out", False, traj.to_csv), target, "--out"))
+        if figure is not None:
+            from .plotting import plot_run  # matplotlib: an optional dependency, needed only here
+
+            fmt = figure.suffix.lower().lstrip(".")
+            pending.append((_write_beside(figure, "--plot", True,
+                                          lambda fh: plot_run(traj, fh, format=fmt, title=title)), figure, "--plot"))
+        if target is None:
+            traj.to_csv(sys.stdout)
+        for k, (tmp, dest, option) in enumerate(pending):
+            _rename(tmp, dest, option)
+            pending[k] = (None, dest, option)
+    finally:
+        for tmp, _, _ in pending:
+            discard(tmp)
+    if partial is not None:
+        try:
+            if partial.is_file():
+                partial.unlink()
+        except OSError:  # a stale partial file that cannot be removed does not fail a finished run
+            pass
+
+
+def _write_beside(target: Path, option: str, binary: bool, write) -> str:
+    """``write(file)`` into a complete temporary file beside ``target`` (see
+    :func:`rbdyn._files.write_beside`); an error names ``option`` and leaves ``target`` as it was."""
+    try:
+        return write_beside(target, write, binary)
+    except OSError as exc:
+        raise InputError(option, f"cannot write {target.name}: {exc.strerror or exc}; any previous {target.name} "
+                                 "is unchanged", "output") from None
 
 
 def _write_atomically(traj, target: Path, option: str = "--out") -> None:
     """Write the CSV to a temporary file beside ``target`` and rename it into place when complete."""
-    _replace_atomically(target, option, False, traj.to_csv)
-
-
-def _replace_atomically(target: Path, option: str, binary: bool, write) -> None:
-    """``write(file)`` into a temporary file beside ``target``, renamed into place only when it is
-    complete (:func:`rbdyn._files.write_atomically`): a failed or interrupted write leaves any
-    previous ``target`` as it was; the file's mode is the previous file's, or 0666 & ~umask."""
+    tmp = _write_beside(target, option, False, traj.to_csv)
     try:
-        write_atomically(target, write, binary)
+        _rename(tmp, target, option)
+        tmp = None
+    finally:
+        discard(tmp)
+
+
+def _rename(tmp, target: Path, option: str) -> None:
+    try:
+        os.replace(tmp, target)
     except OSError as exc:
-        raise InputError(option, f"cannot write {target.name}: {exc.strerror or exc}; any previous {target.name} "
-                                 "is unchanged", "output") from None
+        raise InputError(option, f"cannot write {target.name}: {exc.strerror or exc}", "output") from None
 
 
 def _main(argv):

@@ -167,6 +167,33 @@ def test_run_plot_to_stdout_run(capsys, tmp_path):
     assert plot.read_bytes().startswith(PNG)
 
 
+def test_a_figure_that_fails_leaves_the_previous_out_as_it_was(capsys, tmp_path, monkeypatch):
+    """Both outputs are complete before either is renamed into place: a figure that cannot be
+    drawn leaves the --out of an earlier run, and no temporary file."""
+    import rbdyn.plotting
+
+    csv, plot = tmp_path / "run.csv", tmp_path / "run.png"
+    csv.write_text("an earlier run\n", encoding="utf-8")
+
+    def broken(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(rbdyn.plotting, "plot_run", broken)
+    rc, out, err = cli(capsys, "run", "boxes-simple", "--t-end", "0.01", "--out", csv, "--plot", plot)
+    assert rc == 2 and out == ""
+    assert "--plot: cannot write run.png: No space left on device" in one_error_line(err)
+    assert csv.read_text(encoding="utf-8") == "an earlier run\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.csv"]
+
+
+def test_a_finished_run_removes_the_partial_rows_of_an_earlier_failure(capsys, tmp_path):
+    csv, partial = tmp_path / "run.csv", tmp_path / "run.partial.csv"
+    partial.write_text("rows of a failed run\n", encoding="utf-8")
+    rc, out, err = cli(capsys, "run", "boxes-simple", "--t-end", "0.01", "--out", csv)
+    assert rc == 0 and out == "" and err == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.csv"]
+
+
 @pytest.mark.parametrize("plot, expected", [
     ("run.gif", "--plot: must end in one of .png, .pdf, .svg"),
     ("run", "--plot: must end in one of .png, .pdf, .svg"),
