@@ -15,8 +15,9 @@ function of that signature and is cached on disk like the rest.
 numba checks a cached function against its own source file only, not against the
 files of the functions it calls (a kernel in ``_rig.py`` links the constraint kinds
 of ``constraints/``). On import, :func:`_drop_stale_cache` therefore empties rbdyn's
-on-disk cache whenever any of rbdyn's sources changed, so that no process runs code
-compiled from an older rbdyn.
+on-disk cache whenever any of rbdyn's sources changed (but the few that no compiled code
+can depend on, :data:`OUTSIDE_KERNELS`), so that no process runs code compiled from an
+older rbdyn.
 """
 
 from __future__ import annotations
@@ -45,9 +46,17 @@ _PACKAGE = Path(__file__).resolve().parent
 _STAMP = _PACKAGE / "__pycache__" / "rbdyn-sources.sha256"
 
 
+#: rbdyn's modules that no compiled code can depend on: they use no numba and no module of rbdyn
+#: imports them (``tests/test_jit_cache.py`` checks both), so changing them keeps the compiled
+#: kernels (an edit to the command line does not cost a recompile of every kernel).
+OUTSIDE_KERNELS = ("__main__.py", "cli.py", "plotting.py")
+
+
 def _sources_digest() -> str:
     digest = hashlib.sha256()
     for path in sorted(_PACKAGE.rglob("*.py")):
+        if path.relative_to(_PACKAGE).as_posix() in OUTSIDE_KERNELS:
+            continue
         digest.update(str(path.relative_to(_PACKAGE)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 

@@ -65,3 +65,44 @@ def test_a_read_only_installation_is_left_alone(package, monkeypatch):
     monkeypatch.setattr(type(package), "unlink", refuse)
     _jit._drop_stale_cache()  # no exception
     assert all(f.exists() for f in files)
+
+
+def test_a_change_to_a_module_outside_the_kernels_keeps_the_cache(package):
+    (package / "cli.py").write_text("def main(): pass\n")
+    _jit._drop_stale_cache()
+    files = _cached(package)
+    (package / "cli.py").write_text("def main(): return 0\n")
+    _jit._drop_stale_cache()
+    assert all(f.exists() for f in files)
+
+
+def _rbdyn_imports(path, package):
+    """The rbdyn modules (dotted names) that the module at ``path`` imports."""
+    import ast
+
+    module = ".".join(path.relative_to(package.parent).with_suffix("").parts).removesuffix(".__init__")
+    here = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = here
+            for _ in range(node.level - 1):
+                base = base.rsplit(".", 1)[0]
+            name = (base + (f".{node.module}" if node.module else "")) if node.level else (node.module or "")
+            found.add(name)
+            found.update(f"{name}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {name for name in found if name.split(".")[0] == "rbdyn"}
+
+
+def test_the_modules_outside_the_kernels_use_no_numba_and_no_other_module_imports_them():
+    package = _jit._PACKAGE
+    outside = {"rbdyn." + name.removesuffix(".py").replace("/", ".") for name in _jit.OUTSIDE_KERNELS}
+    for name in _jit.OUTSIDE_KERNELS:
+        text = (package / name).read_text(encoding="utf-8")
+        assert "numba" not in text and "_jit" not in text and "njit" not in text, name
+    for path in sorted(package.rglob("*.py")):
+        if path.relative_to(package).as_posix() in _jit.OUTSIDE_KERNELS:
+            continue
+        assert not _rbdyn_imports(path, package) & outside, path
