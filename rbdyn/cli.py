@@ -260,8 +260,6 @@ def _write_outputs(traj, target, partial, figure, title) -> None:
     figure. Each is written completely beside its target before either is renamed into place, so
     that a figure that cannot be drawn or written leaves a previous ``--out`` as it was. The rows
     of an earlier failed run (``partial``) are removed: they no longer describe ``--out``."""
-    from .plotting import plot_run
-
     pending = []
     try:
         if target is not None:
