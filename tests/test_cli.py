@@ -186,6 +186,17 @@ def test_a_figure_that_fails_leaves_the_previous_out_as_it_was(capsys, tmp_path,
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.csv"]
 
 
+def test_a_run_without_plot_does_not_import_matplotlib():
+    """matplotlib is an optional dependency, needed by --plot only."""
+    code = ("import contextlib, io, sys\nfrom rbdyn.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n    rc = main(['run', 'boxes-simple', '--t-end', '0.01'])\n"
+            "print(rc, 'matplotlib' in sys.modules)")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, check=False)
+    assert done.stdout.split() == ["0", "False"], done.stderr
+
+
 def test_a_finished_run_removes_the_partial_rows_of_an_earlier_failure(capsys, tmp_path):
     csv, partial = tmp_path / "run.csv", tmp_path / "run.partial.csv"
     partial.write_text("rows of a failed run\n", encoding="utf-8")
