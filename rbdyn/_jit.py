@@ -121,7 +121,11 @@ class _BlockCopier:
 
 def _share_block_copies() -> None:
     """Install :class:`_BlockCopier` where numba's inliner looks up ``copy`` (numba's own
-    module attribute), if it is the :mod:`copy` module as in the numba versions known here."""
+    module attribute), if it is the :mod:`copy` module as in the numba versions known here.
+
+    This holds for the whole process once rbdyn is imported, so it also serves any other
+    function that numba inlines there (``inline="always"``); those get the same IR as before,
+    with one scope object per copy instead of one per block."""
     import copy
 
     from numba.core import inline_closurecall
