@@ -176,7 +176,7 @@ def _run(args):
     if target is None:
         raise NumericalError(failure.t, failure.step, failure.reason + "; no rows written (give --out to keep the rows "
                                                                          "before the failure)", traj)
-    _write_atomically(traj, partial, "--out")
+    _write_files([(partial, "--out", False, traj.to_csv)])
     raise NumericalError(failure.t, failure.step, f"{failure.reason}; {target.name} left unchanged, the rows before "
                                                   f"the failure are in {partial.name}", traj)
 
@@ -257,27 +257,19 @@ def _plot_target(args, csv_target, scenario) -> Path:
 
 def _write_outputs(traj, target, partial, figure, title) -> None:
     """The outputs of a finished run: the CSV (``target``, or standard output when None) and the
-    figure. Each is written completely beside its target before either is renamed into place, so
-    that a figure that cannot be drawn or written leaves a previous ``--out`` as it was. The rows
+    figure, both complete before either is renamed into place (:func:`_write_files`). The rows
     of an earlier failed run (``partial``) are removed: they no longer describe ``--out``."""
-    pending = []
-    try:
-        if target is not None:
-            pending.append((_write_beside(target, "--out", False, traj.to_csv), target, "--out"))
-        if figure is not None:
-            from .plotting import plot_run  # matplotlib: an optional dependency, needed only here
+    files = []
+    if target is not None:
+        files.append((target, "--out", False, traj.to_csv))
+    if figure is not None:
+        from .plotting import plot_run  # matplotlib: an optional dependency, needed only here
 
-            fmt = figure.suffix.lower().lstrip(".")
-            pending.append((_write_beside(figure, "--plot", True,
-                                          lambda fh: plot_run(traj, fh, format=fmt, title=title)), figure, "--plot"))
-        if target is None:
-            traj.to_csv(sys.stdout)
-        for k, (tmp, dest, option) in enumerate(pending):
-            _rename(tmp, dest, option)
-            pending[k] = (None, dest, option)
-    finally:
-        for tmp, _, _ in pending:
-            discard(tmp)
+        fmt = figure.suffix.lower().lstrip(".")
+        files.append((figure, "--plot", True, lambda fh: plot_run(traj, fh, format=fmt, title=title)))
+    _write_files(files)
+    if target is None:
+        traj.to_csv(sys.stdout)
     if partial is not None:
         try:
             if partial.is_file():
@@ -286,31 +278,33 @@ def _write_outputs(traj, target, partial, figure, title) -> None:
             pass
 
 
-def _write_beside(target: Path, option: str, binary: bool, write) -> str:
-    """``write(file)`` into a complete temporary file beside ``target`` (see
-    :func:`rbdyn._files.write_beside`); an error names ``option`` and leaves ``target`` as it was."""
+def _write_files(files) -> None:
+    """Write each ``(target, option, binary, write)``: ``write(file)`` into a temporary file beside
+    ``target`` (:func:`rbdyn._files.write_beside`), and rename them all into place only once every
+    one is complete, so that one that fails (a figure that cannot be drawn, a full disk) leaves
+    every previous target as it was. An error names the option; no temporary file is left."""
+    pending = []
     try:
-        return write_beside(target, write, binary)
-    except OSError as exc:
-        raise InputError(option, f"cannot write {target.name}: {exc.strerror or exc}; any previous {target.name} "
-                                 "is unchanged", "output") from None
-
-
-def _write_atomically(traj, target: Path, option: str = "--out") -> None:
-    """Write the CSV to a temporary file beside ``target`` and rename it into place when complete."""
-    tmp = _write_beside(target, option, False, traj.to_csv)
-    try:
-        _rename(tmp, target, option)
-        tmp = None
+        for target, option, binary, write in files:
+            try:
+                pending.append((write_beside(target, write, binary), target, option))
+            except OSError as exc:
+                raise _unwritten(target, option, exc) from None
+        while pending:
+            tmp, target, option = pending[0]
+            try:
+                os.replace(tmp, target)
+            except OSError as exc:
+                raise _unwritten(target, option, exc) from None
+            pending.pop(0)
     finally:
-        discard(tmp)
+        for tmp, _, _ in pending:
+            discard(tmp)
 
 
-def _rename(tmp, target: Path, option: str) -> None:
-    try:
-        os.replace(tmp, target)
-    except OSError as exc:
-        raise InputError(option, f"cannot write {target.name}: {exc.strerror or exc}", "output") from None
+def _unwritten(target: Path, option: str, exc: OSError) -> InputError:
+    return InputError(option, f"cannot write {target.name}: {exc.strerror or exc}; any previous {target.name} "
+                              "is unchanged", "output")
 
 
 def _main(argv):
