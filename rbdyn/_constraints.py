@@ -10,8 +10,10 @@ views made in a loop: numba would count references to those at every call.
 from __future__ import annotations
 
 import numpy as np
+from numba import types
+from numba.np import linalg as _numba_linalg
 
-from ._jit import njit, njit_inline
+from ._jit import jit_enabled, njit, njit_inline
 from .constraints import KINDS
 
 __all__ = ["pose_into", "residuals_into", "residuals_call", "blocks_call", "gradient_into", "kind_residual", "kind_gradient", "kind_stiffness",
@@ -235,7 +237,7 @@ def lu_solve_inplace(K, b, pivot_tol):
 
 @njit
 def solve_min_norm(K, b, rcond):
-    """The minimum-norm least-squares solution of ``K y = b`` into ``b`` (``K`` is kept).
+    """The minimum-norm least-squares solution of ``K y = b`` into ``b`` (``K``, square, is kept).
 
     For the systems of redundant constraints (a closed loop whose Jacobian has no full rank):
     among the increments that make the linearised constraints hold, the one of least norm
@@ -245,13 +247,54 @@ def solve_min_norm(K, b, rcond):
     does not converge, which the schemes report. Returns False for a matrix without any rank
     (nothing can move the residuals) or a solution that is not finite.
     """
+    n = b.shape[0]
     big = 0.0
-    for i in range(K.shape[0]):
-        for j in range(K.shape[1]):
+    for i in range(n):
+        for j in range(n):
             big = max(big, abs(K[i, j]))
     if not big > 0.0 or not np.isfinite(big):
         return False
-    y = np.linalg.lstsq(K, b.copy(), rcond)[0]
-    for i in range(b.shape[0]):
+    # LAPACK's column-major K (the C-ordered transpose), overwritten, as is the right-hand side
+    K_cols = np.empty((n, n))
+    for i in range(n):
+        for j in range(n):
+            K_cols[j, i] = K[i, j]
+    y = b.copy()
+    if not _gelsd(K_cols, y, rcond):
+        return False  # the SVD did not converge
+    for i in range(n):
         b[i] = y[i]
     return np.all(np.isfinite(y))
+
+
+# LAPACK's dgelsd as numba's np.linalg.lstsq calls it (numba's helper ``numba_ez_gelsd``, which
+# also sizes the workspace): the same results, without compiling lstsq's checks and error
+# messages (some seconds per kernel) and without its copies. numba is pinned (requirements.txt).
+_ez_gelsd = _numba_linalg._LAPACK().numba_ez_gelsd(types.float64)
+_RANK_DTYPE = _numba_linalg.F_INT_nptype
+_DOUBLE = ord("d")
+
+
+@njit_inline
+def _gelsd_compiled(K_cols, y, rcond):
+    n = y.shape[0]
+    singular_values = np.empty(n)
+    rank = np.empty(1, dtype=_RANK_DTYPE)
+    return _ez_gelsd(_DOUBLE, n, n, 1, K_cols.ctypes, n, y.ctypes, n, singular_values.ctypes, rcond,
+                     rank.ctypes) == 0
+
+
+def _gelsd_python(K_cols, y, rcond):
+    """Under ``NUMBA_DISABLE_JIT=1``: scipy's dgelsd, the LAPACK that numba calls."""
+    import scipy.linalg
+
+    try:
+        y[:] = scipy.linalg.lstsq(K_cols.T, y, cond=rcond, lapack_driver="gelsd", check_finite=False)[0]
+    except scipy.linalg.LinAlgError:
+        return False
+    return True
+
+
+#: ``_gelsd(K_cols, y, rcond)``: the minimum-norm solution of the square system whose
+#: column-major matrix is ``K_cols`` (overwritten) into ``y``; False if the SVD did not converge.
+_gelsd = _gelsd_compiled if jit_enabled() else _gelsd_python

@@ -314,11 +314,11 @@ def _start(model, x, R, v, W, out, mon):
     if not _record(model, x, R, v, W, out, 0, 0.0):
         return STATUS_REPORT
     if mon.active != 0:
-        mass_centre_into(model, x, R, v, W, mon.x_com, mon.v_com)
-        kin, pot = energy_momentum_into(model, 0.0, x, R, v, W, mon.x_com, mon.v_com, mon.scratch)
-        mon.start[0] = kin + pot
-        for a in range(6):
-            mon.start[1 + a] = mon.scratch[a]
+        # the reductions start from row 0's energy and momenta
+        mon.start[0] = out.kinetic_energy[0] + out.potential_energy[0]
+        for a in range(3):
+            mon.start[1 + a] = out.linear_momentum[0, a]
+            mon.start[4 + a] = out.angular_momentum[0, a]
         if not _monitor(model, x, R, v, W, mon, 0.0):
             return STATUS_REPORT
     return 0

@@ -15,7 +15,7 @@ import pytest
 import rbdyn
 from rbdyn import so3, verify
 from jitcheck import with_and_without_jit
-from rbdyn._constraints import lu_solve_inplace
+from rbdyn._constraints import lu_solve_inplace, solve_min_norm
 
 RIG = [n for n, c in rbdyn.schemes().items() if c.supports_constraints and n.startswith("rig_")]
 G_PEND = math.pi**2
@@ -293,6 +293,32 @@ def test_lu_solve_detects_singular_systems():
     y = b.copy()
     assert lu_solve_inplace(A.copy(), y, 1e-12)
     np.testing.assert_allclose(A @ y, b, atol=1e-12)
+
+
+def test_min_norm_solve_is_the_pseudo_inverse_solution():
+    # a square system without full rank (rows that repeat each other, as a closed loop's):
+    # among its least-squares solutions, the one of least norm, which is pinv(K) b
+    rng = np.random.default_rng(5)
+    G = rng.normal(size=(7, 4))
+    K = G @ rng.normal(size=(4, 7))
+    for b in (K @ rng.normal(size=7), rng.normal(size=7)):  # consistent, then contradicting
+        y, K_before = b.copy(), K.copy()
+        assert solve_min_norm(K, y, 1e-10)
+        np.testing.assert_allclose(y, np.linalg.pinv(K, rcond=1e-10) @ b, rtol=1e-11, atol=1e-12)
+        assert np.array_equal(K, K_before)
+    assert not solve_min_norm(np.zeros((3, 3)), np.ones(3), 1e-10)
+    K[2, 3] = np.nan
+    assert not solve_min_norm(K, np.ones(7), 1e-10)
+
+
+def test_closed_loop_kernels_same_without_jit():
+    # Bricard's redundant loop takes the minimum-norm solve at every Newton step
+    for scheme in ("rig_pos", "gen_alpha"):
+        plain, compiled = with_and_without_jit(
+            f"sc = rbdyn.load_scenario('bricard'); t = rbdyn.simulate(sc.system, '{scheme}', sc.dt, 3 * sc.dt)",
+            "t.x_com[-1]",
+        )
+        assert np.abs(plain - compiled).max() < 1e-13
 
 
 def test_constrained_kernel_same_without_jit():
