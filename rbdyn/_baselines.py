@@ -15,7 +15,7 @@ import numpy as np
 from . import so3
 from .so3 import _unit_quat_to_matrix_into
 from ._data import body_loads_into, user_loads_into
-from ._driver import STATUS_REPORT, count_iterations, monitor, record, record_due, start
+from ._driver import STATUS_REPORT, count_iterations, report, start
 from ._jit import borrow, njit, njit_inline
 from ._scheme import STATUS_NONFINITE, STATUS_OK, Scheme
 from ._small import body_finite, cross_into, matvec_into, rmatvec_into
@@ -204,9 +204,7 @@ def symplectic_euler_advance(model, state, work, params, t0, h, k0, k1, out, mon
                 return STATUS_NONFINITE, k
         # after the step (written out here, not in a helper that takes the structs: see _scheme)
         count_iterations(out.iteration_counts, out.iterations, out.every, k, 0)
-        if mon.active != 0 and not monitor(model, state, mon, t0 + (k + 1) * h):
-            return STATUS_REPORT, k
-        if record_due(out.every, out.n_steps, k) and not record(model, state, out, k, t0 + (k + 1) * h):
+        if not report(model, state, out, mon, k, t0 + (k + 1) * h):
             return STATUS_REPORT, k
     return STATUS_OK, k1
 
@@ -359,9 +357,7 @@ def rk4_advance(model, state, work, params, t0, h, k0, k1, out, mon):
                 return STATUS_NONFINITE, k
         # after the step (written out here, not in a helper that takes the structs: see _scheme)
         count_iterations(out.iteration_counts, out.iterations, out.every, k, 0)
-        if mon.active != 0 and not monitor(model, state, mon, t0 + (k + 1) * h):
-            return STATUS_REPORT, k
-        if record_due(out.every, out.n_steps, k) and not record(model, state, out, k, t0 + (k + 1) * h):
+        if not report(model, state, out, mon, k, t0 + (k + 1) * h):
             return STATUS_REPORT, k
     return STATUS_OK, k1
 

@@ -2,11 +2,11 @@ r"""The compiled run driver: recording and streaming reductions inside the stepp
 
 A scheme's compiled *advance* function loops over a range of steps (see
 :mod:`rbdyn._scheme`); it calls :func:`start` before its first step and, after
-every step, :func:`count_iterations`, :func:`monitor` when a :class:`Monitor`
-is active, and :func:`record`, which every ``every`` steps (and after the
-last) writes one output row into the preallocated :class:`Output`. Nothing
-goes back to Python between steps, and nothing is allocated: the output costs
-what writing a row costs.
+every step, :func:`count_iterations` and :func:`report`, which every ``every``
+steps (and after the last) writes one output row into the preallocated
+:class:`Output` and, when a :class:`Monitor` is active, folds the step into the
+reductions. Nothing goes back to Python between steps, and nothing is
+allocated: the output costs what writing a row costs.
 
 Every reported number must be finite: a row or a reduction whose energy,
 momentum or constraint residual is not finite ends the run with
@@ -31,8 +31,8 @@ from ._data import eval_potentials
 from ._jit import njit, njit_inline
 from ._scheme import STATUS_REPORT  # returned when a reported quantity is not finite
 
-__all__ = ["Output", "Monitor", "start", "count_iterations", "monitor", "record_due", "record", "METRIC_SIGNATURE",
-           "BUILTIN", "STATUS_REPORT"]
+__all__ = ["Output", "Monitor", "start", "count_iterations", "report", "record_due", "METRIC_SIGNATURE", "BUILTIN",
+           "STATUS_REPORT"]
 
 
 #: The built-in reductions, in the order of ``Monitor.b_*``.
@@ -222,38 +222,6 @@ def energy_momentum_into(model, t, x, R, v, W, x_com, v_com, pm):
 
 
 @njit_inline
-def _record(model, x, R, v, W, out, row, t):
-    """Write output row ``row`` of the state ``x``, ``R``, ``v``, ``W``; False if a reported
-    quantity is not finite."""
-    xc, vc = out.x_com[row], out.v_com[row]
-    mass_centre_into(model, x, R, v, W, xc, vc)
-    pm = out.scratch
-    kin, pot = energy_momentum_into(model, t, x, R, v, W, xc, vc, pm)
-    out.t[row] = t
-    Ro, Wo = out.R_world_body, out.omega_body
-    for i in range(x.shape[0]):  # element by element: an array assignment takes numba's general copy
-        for a in range(3):
-            Wo[row, i, a] = W[i, a]
-            for b in range(3):
-                Ro[row, i, a, b] = R[i, a, b]
-    out.kinetic_energy[row] = kin
-    out.potential_energy[row] = pot
-    ok = np.isfinite(kin) and np.isfinite(pot)
-    for a in range(3):
-        out.linear_momentum[row, a] = pm[a]
-        out.angular_momentum[row, a] = pm[3 + a]
-        ok = ok and np.isfinite(pm[a]) and np.isfinite(pm[3 + a])
-    if out.constraint_residuals.shape[1] > 0:
-        g = out.constraint_residuals[row]
-        cons = model.constraints
-        residuals_call(cons.kind, cons.body, cons.data, cons.row, x, R, g, out.floor, out.xa, out.Ra, out.xb, out.Rb,
-                       out.s)
-        for r in range(g.shape[0]):
-            ok = ok and np.isfinite(g[r])
-    return ok
-
-
-@njit_inline
 def _fold(value, k, b_min, b_max, b_final):
     if value < b_min[k]:
         b_min[k] = value
@@ -263,38 +231,75 @@ def _fold(value, k, b_min, b_max, b_final):
 
 
 @njit_inline
-def _monitor(model, x, R, v, W, mon, t):
-    """Fold the quantities of the state ``x``, ``R``, ``v``, ``W`` after a step into the
-    reductions; False if one is not finite."""
-    mass_centre_into(model, x, R, v, W, mon.x_com, mon.v_com)
-    pm = mon.scratch
-    kin, pot = energy_momentum_into(model, t, x, R, v, W, mon.x_com, mon.v_com, pm)
-    E = kin + pot
+def _report(model, x, R, v, W, out, row, mon, t, first):
+    """Record output row ``row`` (none if ``row < 0``) and fold the reductions (when the monitor
+    is active; ``first``: start them) from one evaluation of the state ``x``, ``R``, ``v``,
+    ``W``'s energy, momenta and constraint residuals; False if a reported quantity is not
+    finite. One evaluation, so that a kernel compiles the energy and momenta once."""
+    recording = row >= 0
+    if recording:  # the mass centres straight into the row
+        xc, vc, pm = out.x_com[row], out.v_com[row], out.scratch
+    else:
+        xc, vc, pm = mon.x_com, mon.v_com, mon.scratch
+    mass_centre_into(model, x, R, v, W, xc, vc)
+    kin, pot = energy_momentum_into(model, t, x, R, v, W, xc, vc, pm)
+    cons = model.constraints
+    ok = True
+    if recording:
+        out.t[row] = t
+        Ro, Wo = out.R_world_body, out.omega_body
+        for i in range(x.shape[0]):  # element by element: an array assignment takes numba's general copy
+            for a in range(3):
+                Wo[row, i, a] = W[i, a]
+                for b in range(3):
+                    Ro[row, i, a, b] = R[i, a, b]
+        out.kinetic_energy[row] = kin
+        out.potential_energy[row] = pot
+        ok = np.isfinite(kin) and np.isfinite(pot)
+        for a in range(3):
+            out.linear_momentum[row, a] = pm[a]
+            out.angular_momentum[row, a] = pm[3 + a]
+            ok = ok and np.isfinite(pm[a]) and np.isfinite(pm[3 + a])
+        if out.constraint_residuals.shape[1] > 0:
+            g = out.constraint_residuals[row]
+            residuals_call(cons.kind, cons.body, cons.data, cons.row, x, R, g, out.floor, out.xa, out.Ra, out.xb,
+                           out.Rb, out.s)
+            for r in range(g.shape[0]):
+                ok = ok and np.isfinite(g[r])
+    if mon.active == 0:
+        return ok
     s = mon.start
+    if first:  # the errors are measured from the energy and momenta at t = 0
+        s[0] = kin + pot
+        for a in range(6):
+            s[1 + a] = pm[a]
+    E = kin + pot
     dp = np.sqrt((pm[0] - s[1]) ** 2 + (pm[1] - s[2]) ** 2 + (pm[2] - s[3]) ** 2)
     dL = np.sqrt((pm[3] - s[4]) ** 2 + (pm[4] - s[5]) ** 2 + (pm[5] - s[6]) ** 2)
     g_max = 0.0
     if mon.residuals.shape[0] > 0:
-        g = mon.residuals
-        cons = model.constraints
-        residuals_call(cons.kind, cons.body, cons.data, cons.row, x, R, g, mon.floor, mon.xa, mon.Ra, mon.xb, mon.Rb,
-                       mon.s)
+        if recording:  # the row's
+            g = out.constraint_residuals[row]
+        else:
+            g = mon.residuals
+            residuals_call(cons.kind, cons.body, cons.data, cons.row, x, R, g, mon.floor, mon.xa, mon.Ra, mon.xb,
+                           mon.Rb, mon.s)
         for r in range(g.shape[0]):
             g_max = max(g_max, abs(g[r]))
             if not np.isfinite(g[r]):
                 return False
-    ok = np.isfinite(E) and np.isfinite(dp) and np.isfinite(dL)
+    ok = ok and np.isfinite(E) and np.isfinite(dp) and np.isfinite(dL)
     _fold(E, 0, mon.b_min, mon.b_max, mon.b_final)
     _fold(abs(E - s[0]), 1, mon.b_min, mon.b_max, mon.b_final)
     _fold(dp, 2, mon.b_min, mon.b_max, mon.b_final)
     _fold(dL, 3, mon.b_min, mon.b_max, mon.b_final)
     _fold(g_max, 4, mon.b_min, mon.b_max, mon.b_final)
     for j in range(len(mon.metric_fn)):
-        out = mon.m_value[j]
-        mon.metric_fn[j](t, mon.x_com, R, mon.v_com, W, mon.metric_params[j], out)
+        values = mon.m_value[j]
+        mon.metric_fn[j](t, xc, R, vc, W, mon.metric_params[j], values)
         for c in range(mon.metric_size[j]):
-            ok = ok and np.isfinite(out[c])
-            _fold(out[c], c, mon.m_min[j], mon.m_max[j], mon.m_final[j])
+            ok = ok and np.isfinite(values[c])
+            _fold(values[c], c, mon.m_min[j], mon.m_max[j], mon.m_final[j])
     return ok
 
 
@@ -311,17 +316,7 @@ def start(model, state, out, mon):
 
 @njit
 def _start(model, x, R, v, W, out, mon):
-    if not _record(model, x, R, v, W, out, 0, 0.0):
-        return STATUS_REPORT
-    if mon.active != 0:
-        # the reductions start from row 0's energy and momenta
-        mon.start[0] = out.kinetic_energy[0] + out.potential_energy[0]
-        for a in range(3):
-            mon.start[1 + a] = out.linear_momentum[0, a]
-            mon.start[4 + a] = out.angular_momentum[0, a]
-        if not _monitor(model, x, R, v, W, mon, 0.0):
-            return STATUS_REPORT
-    return 0
+    return 0 if _report(model, x, R, v, W, out, 0, mon, 0.0, True) else STATUS_REPORT
 
 
 @njit_inline
@@ -336,21 +331,19 @@ def count_iterations(counts, iterations, every, k, iters):
 
 
 @njit_inline
-def monitor(model, state, mon, t):
-    """Fold the quantities after a step into the reductions; False if one is not finite."""
-    return _monitor(model, state.x, state.R, state.v, state.W, mon, t)
-
-
-@njit_inline
 def record_due(every, n_steps, k):
     """Whether step ``k`` (0-based) ends on an output row."""
     return (k + 1) % every == 0 or k + 1 == n_steps
 
 
 @njit_inline
-def record(model, state, out, k, t):
-    """Record the row of step ``k`` (0-based), which ends at ``t``; False if a reported
-    quantity is not finite. Call only when :func:`record_due`. Inlined into the kernel (as
-    :func:`monitor`): called as a function, with the kernel's structs, it cost ten times
-    the recording itself."""
-    return _record(model, state.x, state.R, state.v, state.W, out, (k + out.every) // out.every, t)
+def report(model, state, out, mon, k, t):
+    """After step ``k`` (0-based), which ends at ``t``: record its row when
+    :func:`record_due` and fold it into the reductions when the monitor is active; False if a
+    reported quantity is not finite. Inlined into the kernel: called as a function, with the
+    kernel's structs, it cost ten times the recording itself."""
+    due = record_due(out.every, out.n_steps, k)
+    if not due and mon.active == 0:
+        return True
+    return _report(model, state.x, state.R, state.v, state.W, out, (k + out.every) // out.every if due else -1, mon,
+                   t, False)

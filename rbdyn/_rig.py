@@ -39,7 +39,7 @@ import numpy as np
 
 from ._constraints import gradient_into, lu_solve_inplace, residuals_into, solve_min_norm
 from ._data import body_loads_into, user_loads_into
-from ._driver import count_iterations, monitor, record, record_due, start
+from ._driver import count_iterations, report, start
 from ._jit import borrow, njit, njit_inline
 from ._driver import STATUS_REPORT
 from ._scheme import STATUS_CONSTRAINT, STATUS_NEWTON, STATUS_NONFINITE, STATUS_OK, STATUS_SINGULAR, Scheme
@@ -634,9 +634,7 @@ def advance(model, state, work, params, t0, h, k0, k1, out, mon):
             iters += it
         # after the step (written out here, not in a helper that takes the structs: see _scheme)
         count_iterations(out.iteration_counts, out.iterations, out.every, k, iters)
-        if mon.active != 0 and not monitor(model, state, mon, t0 + (k + 1) * h):
-            return STATUS_REPORT, k
-        if record_due(out.every, out.n_steps, k) and not record(model, state, out, k, t0 + (k + 1) * h):
+        if not report(model, state, out, mon, k, t0 + (k + 1) * h):
             return STATUS_REPORT, k
     return STATUS_OK, k1
 

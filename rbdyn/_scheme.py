@@ -18,11 +18,9 @@ state to state (the idea of diffrax). A scheme supplies
   with ``model`` the system's :class:`rbdyn._data.Model`, ``status`` one of
   the ``STATUS_*`` codes and ``k`` the first step not completed (``k1`` on
   success). It calls :func:`rbdyn._driver.start` first when ``k0 == 0`` and
-  after every step :func:`rbdyn._driver.count_iterations`,
-  :func:`rbdyn._driver.monitor` (when the monitor is active) and
-  :func:`rbdyn._driver.record` (when :func:`rbdyn._driver.record_due`), which
-  count the iterations, fold the reductions into ``monitor`` and record the
-  rows into ``out`` in compiled code.
+  after every step :func:`rbdyn._driver.count_iterations` and
+  :func:`rbdyn._driver.report`, which count the iterations, record the rows
+  into ``out`` and fold the reductions into ``monitor`` in compiled code.
 
 The loop over the steps lives in the kernel, not in a driver that calls a
 step function: numba counts references to every array a function binds from
