@@ -30,6 +30,8 @@ def compiled_metric(fn=None, *, cache: bool = True):
     ``fn(t, x_com, R_world_body, v_com, omega_body, params, out)`` writes the
     metric's values into ``out`` from the mass-centre state of every body
     (arrays with a leading body axis, world components but ``omega_body``).
+    Those arrays are the run's own (its state, the row being recorded): ``fn``
+    reads them and writes into ``out`` only.
     Give ``cache=False`` for a function defined in a notebook or at the prompt.
     """
     if fn is None:
