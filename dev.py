@@ -107,7 +107,10 @@ def precompile():
     # source of rbdyn changed since it was compiled (see rbdyn._jit): numba checks a cached
     # kernel against its own file only. It also brings SOURCES up to date for the test below.
     run(BIN / "python", "-c", "import rbdyn")
-    done = (SOURCES.read_text() if SOURCES.exists() else "missing") + (STAMP.read_text() if STAMP.exists() else "")
+    # rbdyn rewrites SOURCES whenever it empties its cache, also for sources changed back to ones
+    # compiled before: its time tells that the kernels of those sources are gone
+    done = (f"{SOURCES.read_text()}{SOURCES.stat().st_mtime_ns}\n" if SOURCES.exists() else "missing") \
+        + (STAMP.read_text() if STAMP.exists() else "")
     if PRECOMPILED.exists() and PRECOMPILED.read_text() == done:
         print("dev.py: rbdyn's kernels were compiled for these sources already", flush=True)
         return
