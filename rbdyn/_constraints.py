@@ -248,17 +248,15 @@ def solve_min_norm(K, b, rcond):
     (nothing can move the residuals) or a solution that is not finite.
     """
     n = b.shape[0]
+    # LAPACK's column-major K (the C-ordered transpose), overwritten, as is the right-hand side
+    K_cols = np.empty((n, n))
     big = 0.0
     for i in range(n):
         for j in range(n):
+            K_cols[j, i] = K[i, j]
             big = max(big, abs(K[i, j]))
     if not big > 0.0 or not np.isfinite(big):
         return False
-    # LAPACK's column-major K (the C-ordered transpose), overwritten, as is the right-hand side
-    K_cols = np.empty((n, n))
-    for i in range(n):
-        for j in range(n):
-            K_cols[j, i] = K[i, j]
     y = b.copy()
     if not _gelsd(K_cols, y, rcond):
         return False  # the SVD did not converge

@@ -268,12 +268,12 @@ def _report(model, x, R, v, W, out, row, mon, t, first):
                 ok = ok and np.isfinite(g[r])
     if mon.active == 0:
         return ok
+    E = kin + pot
     s = mon.start
     if first:  # the errors are measured from the energy and momenta at t = 0
-        s[0] = kin + pot
+        s[0] = E
         for a in range(6):
             s[1 + a] = pm[a]
-    E = kin + pot
     dp = np.sqrt((pm[0] - s[1]) ** 2 + (pm[1] - s[2]) ** 2 + (pm[2] - s[3]) ** 2)
     dL = np.sqrt((pm[3] - s[4]) ** 2 + (pm[4] - s[5]) ** 2 + (pm[5] - s[6]) ** 2)
     g_max = 0.0
