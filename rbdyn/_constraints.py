@@ -268,7 +268,9 @@ def solve_min_norm(K, b, rcond):
 # LAPACK's dgelsd as numba's np.linalg.lstsq calls it (numba's helper ``numba_ez_gelsd``, which
 # also sizes the workspace): the same results, without compiling lstsq's checks and error
 # messages (some seconds per kernel) and without its copies. numba is pinned (requirements.txt).
-_ez_gelsd = _numba_linalg._LAPACK().numba_ez_gelsd(types.float64)
+# The signature is taken from the class, not an instance: an instance imports scipy.linalg (a
+# seventh of a second on every import of rbdyn), which numba's helper does itself when first called.
+_ez_gelsd = _numba_linalg._LAPACK.numba_ez_gelsd(types.float64)
 _RANK_DTYPE = _numba_linalg.F_INT_nptype
 _DOUBLE = ord("d")
 

@@ -47,9 +47,11 @@ import dataclasses
 import math
 
 import numpy as np
-from scipy.special import ellipj, ellipkinc, ellipkm1
 
 from ._errors import InputError
+
+# scipy.special is imported where an elliptic function is evaluated, not with rbdyn: it takes
+# about a fifth of a second, which every `rbdyn` command would otherwise pay.
 
 __all__ = ["EulerPoinsot", "euler_poinsot", "euler_poinsot_omega", "euler_poinsot_period"]
 
@@ -151,6 +153,8 @@ def _phase(sn0: float, cn0: float, m: float, m1: float) -> float:
     is used instead. The form whose :math:`\Delta^2 = 1 - m\sin^2` is larger is taken
     (the two :math:`\Delta` multiply to :math:`\sqrt{1-m}`).
     """
+    from scipy.special import ellipkinc, ellipkm1
+
     r = math.hypot(sn0, cn0)
     s, c = sn0 / r, cn0 / r
     delta2 = c * c + m1 * s * s  # 1 - m sin^2(phi), without cancellation
@@ -208,6 +212,8 @@ def euler_poinsot(inertia_diag, omega0_body) -> EulerPoinsot:
     * H. Goldstein, C. Poole, J. Safko, *Classical Mechanics*, 3rd ed.,
       Addison Wesley, 2002, §5.6.
     """
+    from scipy.special import ellipkm1
+
     I = _moments(inertia_diag)
     w = _vector(omega0_body, "omega0_body")
     order = np.argsort(I, kind="stable")
@@ -317,6 +323,8 @@ def euler_poinsot_omega(inertia_diag, omega0_body, t) -> np.ndarray:
     >>> bool(np.allclose(w[0], [0.1, 5.0, 0.1]))
     True
     """
+    from scipy.special import ellipj
+
     sol = euler_poinsot(inertia_diag, omega0_body)
     try:
         tt = np.asarray(t, dtype=float)

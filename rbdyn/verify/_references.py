@@ -30,8 +30,9 @@ import math
 from typing import Callable
 
 import numpy as np
-from scipy.integrate import solve_ivp
-from scipy.special import ellipk
+
+# scipy is imported where a reference is computed, not with rbdyn (rbdyn imports this toolkit):
+# every `rbdyn` command would otherwise pay for loading scipy.integrate.
 
 __all__ = [
     "RigidBodySolution",
@@ -166,6 +167,8 @@ def rigid_body_reference(
         return np.concatenate([dq, J_inv @ (T - np.cross(W, J @ W))])
 
     y0 = np.concatenate([_matrix_to_quat(R0), np.asarray(omega0_body, dtype=float)])
+    from scipy.integrate import solve_ivp
+
     sol = solve_ivp(rhs, (0.0, float(t_eval[-1])), y0, method="DOP853", rtol=rtol, atol=rtol, t_eval=t_eval)
     if not sol.success:
         raise RuntimeError(f"DOP853 failed: {sol.message}")
@@ -209,6 +212,8 @@ def pendulum_period(length: float, g: float, theta_max: float) -> float:
     :math:`K` the complete elliptic integral of the first kind (scipy's
     ``ellipk`` takes the parameter :math:`m = k^2`).
     """
+    from scipy.special import ellipk
+
     return 4.0 * math.sqrt(length / g) * float(ellipk(math.sin(0.5 * theta_max) ** 2))
 
 
@@ -276,6 +281,8 @@ def double_pendulum_reference(
         return [y[2], y[3], acc[0], acc[1]]
 
     y0 = [float(theta0[0]), float(theta0[1]), float(omega0[0]), float(omega0[1])]
+    from scipy.integrate import solve_ivp
+
     sol = solve_ivp(rhs, (0.0, float(t_eval[-1])), y0, method="DOP853", rtol=rtol, atol=rtol, t_eval=t_eval)
     if not sol.success:
         raise RuntimeError(f"DOP853 failed: {sol.message}")
