@@ -106,7 +106,15 @@ def precompile():
     # Importing rbdyn once, before the parallel workers start, drops its compiled code if any
     # source of rbdyn changed since it was compiled (see rbdyn._jit): numba checks a cached
     # kernel against its own file only. It also brings SOURCES up to date for the test below.
-    run(BIN / "python", "-c", "import rbdyn")
+    # The same process lists the schemes and their kernels, for the split below.
+    listing = subprocess.run([str(BIN / "python"), "-c", "import rbdyn\n"
+                              "for n, c in rbdyn.schemes().items():\n"
+                              "    k = c.kernel\n"
+                              "    print(int(c.supports_constraints), f'{k.py_func.__module__}.{k.__name__}', n)"],
+                             cwd=ROOT, env=environment(), capture_output=True, text=True)
+    if listing.returncode:
+        sys.exit(listing.stderr + f"dev.py: importing rbdyn failed (exit status {listing.returncode})")
+    listing = listing.stdout.split()
     # rbdyn rewrites SOURCES whenever it empties its cache, also for sources changed back to ones
     # compiled before: its time tells that the kernels of those sources are gone
     done = (f"{SOURCES.read_text()}{SOURCES.stat().st_mtime_ns}\n" if SOURCES.exists() else "missing") \
@@ -114,11 +122,6 @@ def precompile():
     if PRECOMPILED.exists() and PRECOMPILED.read_text() == done:
         print("dev.py: rbdyn's kernels were compiled for these sources already", flush=True)
         return
-    listing = subprocess.run([str(BIN / "python"), "-c", "import rbdyn\n"
-                              "for n, c in rbdyn.schemes().items():\n"
-                              "    k = c.kernel\n"
-                              "    print(int(c.supports_constraints), f'{k.py_func.__module__}.{k.__name__}', n)"],
-                             cwd=ROOT, env=environment(), capture_output=True, text=True, check=True).stdout.split()
     # The schemes that share a kernel (the three RIG schemes) compile it once, in one process.
     # The processes get the kernels costliest first, each to the least loaded: a kernel that
     # handles constraints compiles for about three times as long as one that does not.
@@ -238,6 +241,10 @@ def _render(args):
     A page that pytest did not execute (it failed there) is not executed again: it is rendered
     without outputs, listed here, and the build fails.
     """
+    # jsonschema, which nbformat imports, builds 38 lark parsers on import (about a second of this
+    # serial step) for the formats of rfc3987-syntax, which only JupyterLab's event schemas use
+    # (jupyter-events installs it). Without the module, jsonschema leaves those formats unchecked.
+    sys.modules.setdefault("rfc3987_syntax", None)
     import nbformat
     from jupyter_book.sphinx import build_sphinx
     from jupyter_cache import get_cache
