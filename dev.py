@@ -172,7 +172,9 @@ def timed(label, fn, *args, **kwargs):
 
 def book(args):
     clear()
-    executed = timed("pages executed (pytest --nbval book)", pytest, "book")
+    # hypothesis's pytest plugin imports all of hypothesis (about a second in each of pytest's
+    # processes, the first of them before any page starts); no page uses it
+    executed = timed("pages executed (pytest --nbval book)", pytest, "book", "-p", "no:hypothesispytest")
     rendered = timed("book rendered (-W -n)", render, args)
     print(f"dev.py: HTML in {HTML / 'index.html'}"
           + ("" if executed == rendered == 0 else " (build FAILED: see the failures above)"))
