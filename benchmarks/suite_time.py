@@ -2,24 +2,24 @@
 
 Runs, from the root of the repository this file lives in, the two developer commands
 
-    python3.11 dev.py book      # jupyter-book build . -W -n --keep-going (every page executed)
-    python3.11 dev.py test      # pytest --nbval: unit tests and every page
+    python3.11 dev.py book      # every page executed (pytest --nbval), then the strict Sphinx build
+    python3.11 dev.py test      # unit tests and every page, the strict build, the browser test
 
-and reports how long each took, its exit status and the machine (CPU, cores, load average
-before and after). ``dev.py book`` writes ``_build/`` in that root. Sphinx builds
-incrementally: with an earlier ``_build/`` in place and no source changed, ``dev.py book``
-executes nothing and takes seconds, so ``_build/`` is deleted before the book is timed
-(``--keep-build`` times the incremental build instead). Run it on an idle
-machine for numbers worth comparing: other jobs on the same cores slow both commands down.
-The first run after a change of ``requirements.txt`` also installs packages; the numba
-cache of a fresh checkout is built by whichever command runs first (run both twice to see
-the steady state, or use ``--repeat``).
+and reports how long each took and each of its steps (compiling rbdyn's kernels, executing the
+pages, rendering, the browser test, as dev.py prints them), its exit status and the machine (CPU,
+cores, load average before and after). Both commands start afresh every time: they delete what an
+earlier build left under ``_build/``. What they keep is numba's cache of rbdyn's compiled kernels.
+By default it is emptied before each command, as any change to rbdyn's sources empties it and as a
+fresh clone starts without it: the times of "a fresh ``dev.py book``" (the target of issue #16).
+``--warm`` keeps the cache, for the times of a build after one that compiled the same sources.
+Run it on an idle machine for numbers worth comparing: other jobs on the same cores slow both
+commands down. The first run after a change of ``requirements.txt`` also installs packages.
 
 Usage (from the repository root)::
 
-    python3.11 benchmarks/suite_time.py                 # both commands, once each
-    python3.11 benchmarks/suite_time.py --only test     # one of them
-    python3.11 benchmarks/suite_time.py --repeat 2 --json suite_time.json
+    python3.11 benchmarks/suite_time.py                 # both commands, once each, from an empty cache
+    python3.11 benchmarks/suite_time.py --only book     # one of them
+    python3.11 benchmarks/suite_time.py --warm --repeat 2 --json suite_time.json
 
 ``step_cost.py --suite`` runs the same measurement after its own.
 Nothing here is asserted anywhere: timings depend on the machine and on its load.
@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -40,36 +39,52 @@ ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = ("book", "test")
 
 
-def run_command(name: str, python: str = "python3.11", quiet: bool = True, clean: bool = True) -> dict:
-    """Run ``python dev.py <name>`` in the repository root; wall time and exit status.
+def empty_kernel_cache() -> None:
+    """Make rbdyn drop its compiled kernels when it is next imported, as after any change to its
+    sources: the digest of the sources they were compiled from (``rbdyn/__pycache__``) goes."""
+    (ROOT / "rbdyn" / "__pycache__" / "rbdyn-sources.sha256").unlink(missing_ok=True)
 
-    For ``book`` with ``clean``, ``_build/`` is deleted first (a whole build, every page executed).
+
+def run_command(name: str, python: str = "python3.11", quiet: bool = True, cold: bool = True) -> dict:
+    """Run ``python dev.py <name>`` in the repository root: wall time, exit status and the steps.
+
+    ``steps`` are the lines dev.py prints about its steps and their times. With ``cold``, rbdyn's
+    compiled kernels are dropped first (:func:`empty_kernel_cache`).
     """
-    if name == "book" and clean:
-        shutil.rmtree(ROOT / "_build", ignore_errors=True)
+    if cold:
+        empty_kernel_cache()
     cmd = [python, "dev.py", name]
-    out = subprocess.DEVNULL if quiet else None
     load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
     tic = time.perf_counter()
-    status = subprocess.run(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT if quiet else None).returncode
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    steps = []
+    for line in proc.stdout:
+        if not quiet:
+            print(line, end="", flush=True)
+        if line.startswith("dev.py"):
+            steps.append(line.strip())
+    status = proc.wait()
     seconds = time.perf_counter() - tic
     load_after = os.getloadavg() if hasattr(os, "getloadavg") else None
-    return {"command": " ".join(cmd), "seconds": seconds, "exit_status": status,
+    return {"command": " ".join(cmd), "cold": cold, "seconds": seconds, "exit_status": status, "steps": steps,
             "load_before": load_before, "load_after": load_after}
 
 
 def measure(commands=COMMANDS, repeat: int = 1, python: str = "python3.11", quiet: bool = True,
-            echo=print, clean: bool = True) -> dict:
+            echo=print, cold: bool = True) -> dict:
     """``{name: [result, ...]}`` for each command, ``repeat`` times, printing as it goes."""
     results = {}
     for name in commands:
         for _ in range(repeat):
-            echo(f"  running `{python} dev.py {name}` in {ROOT} ...", flush=True)
-            r = run_command(name, python, quiet, clean)
+            echo(f"  running `{python} dev.py {name}` in {ROOT} ({'empty' if cold else 'warm'} kernel cache) ...",
+                 flush=True)
+            r = run_command(name, python, quiet, cold)
             results.setdefault(name, []).append(r)
             ok = "ok" if r["exit_status"] == 0 else f"FAILED (exit status {r['exit_status']})"
             echo(f"  {python} dev.py {name:5s} {r['seconds']:8.1f} s  ({r['seconds'] / 60:.2f} min)  {ok}",
                  flush=True)
+            for step in r["steps"]:
+                echo(f"      {step}", flush=True)
     return results
 
 
@@ -79,8 +94,8 @@ def main(argv=None) -> int:
     parser.add_argument("--repeat", type=int, default=1, help="runs of each command (default 1)")
     parser.add_argument("--python", default="python3.11", help="interpreter that runs dev.py")
     parser.add_argument("--verbose", action="store_true", help="show the commands' output")
-    parser.add_argument("--keep-build", action="store_true",
-                        help="do not delete _build/ before the book (times an incremental build)")
+    parser.add_argument("--warm", action="store_true",
+                        help="keep rbdyn's compiled kernels (default: emptied before each command)")
     parser.add_argument("--json", metavar="FILE", help="also write the numbers to FILE")
     args = parser.parse_args(argv)
 
@@ -96,7 +111,7 @@ def main(argv=None) -> int:
         print(f"  {key:14s} {value}")
     print()
     commands = (args.only,) if args.only else COMMANDS
-    results = measure(commands, args.repeat, args.python, not args.verbose, clean=not args.keep_build)
+    results = measure(commands, args.repeat, args.python, not args.verbose, cold=not args.warm)
     failed = any(r["exit_status"] for rs in results.values() for r in rs)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
