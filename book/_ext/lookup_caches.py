@@ -7,7 +7,7 @@ the book's rendering, which runs after every page has been executed and so adds 
 * A ``{numref}`` makes Sphinx 7.4 (``StandardDomain._resolve_numref_xref``) unpickle the whole
   doctree of the page it points to, to read the type and number of one node. The book has about
   fifty such references into a dozen pages. While one is resolved, the doctree of each page is
-  unpickled once and kept until the build ends; nothing writes to it.
+  unpickled once and kept until the build ends (on the environment); nothing writes to it.
 * Every citation makes pybtex look up its style and backend plugins among the installed packages'
   entry points (``pybtex.plugin._load_entry_point``), a scan of every installed distribution's
   metadata. The entry points found for a group and name are kept; plugins registered at run time
@@ -18,17 +18,19 @@ from __future__ import annotations
 
 import functools
 
+_READ = "_rbdyn_numref_doctrees"  # the environment's attribute holding the doctrees read
 
-def _numref_reads_each_doctree_once(app):
+
+def _numref_reads_each_doctree_once():
     from sphinx.domains.std import StandardDomain
 
     resolve = StandardDomain._resolve_numref_xref
     if getattr(resolve, "_rbdyn_cached", False):
         return
-    read = {}  # docname -> unpickled doctree, read only
 
     @functools.wraps(resolve)
     def cached(self, env, *args, **kwargs):
+        read = env.__dict__.setdefault(_READ, {})  # docname -> unpickled doctree, read only
         get_doctree = env.get_doctree
 
         def get_doctree_once(docname):
@@ -44,7 +46,11 @@ def _numref_reads_each_doctree_once(app):
 
     cached._rbdyn_cached = True
     StandardDomain._resolve_numref_xref = cached
-    app.connect("build-finished", lambda app, exc: read.clear())
+
+
+def _forget_doctrees(app, exception):
+    # per build: a later build in the same process (sphinx-autobuild) reads the new doctrees
+    app.env.__dict__.pop(_READ, None)
 
 
 def _pybtex_scans_entry_points_once():
@@ -66,6 +72,7 @@ def _pybtex_scans_entry_points_once():
 
 
 def setup(app):
-    _numref_reads_each_doctree_once(app)
+    _numref_reads_each_doctree_once()
     _pybtex_scans_entry_points_once()
+    app.connect("build-finished", _forget_doctrees)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
