@@ -31,8 +31,7 @@ from ._data import eval_potentials
 from ._jit import njit, njit_inline
 from ._scheme import STATUS_REPORT  # returned when a reported quantity is not finite
 
-__all__ = ["Output", "Monitor", "start", "count_iterations", "report", "record_due", "METRIC_SIGNATURE", "BUILTIN",
-           "STATUS_REPORT"]
+__all__ = ["Output", "Monitor", "start", "count_iterations", "report", "METRIC_SIGNATURE", "BUILTIN", "STATUS_REPORT"]
 
 
 #: The built-in reductions, in the order of ``Monitor.b_*``.
