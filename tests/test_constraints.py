@@ -312,7 +312,9 @@ def test_min_norm_solve_is_the_pseudo_inverse_solution():
 
 
 def test_closed_loop_kernels_same_without_jit():
-    # Bricard's redundant loop takes the minimum-norm solve at every Newton step
+    # Bricard's redundant loop takes the minimum-norm solve at every Newton step; each run is a
+    # fresh interpreter, so the compiled one also shows that numba's helper finds LAPACK's dgelsd
+    # by itself (rbdyn does not load scipy.linalg for it, see test_startup.py)
     for scheme in ("rig_pos", "gen_alpha"):
         plain, compiled = with_and_without_jit(
             f"sc = rbdyn.load_scenario('bricard'); t = rbdyn.simulate(sc.system, '{scheme}', sc.dt, 3 * sc.dt)",
