@@ -41,8 +41,11 @@ COMMANDS = ("book", "test")
 
 def empty_kernel_cache() -> None:
     """Make rbdyn drop its compiled kernels when it is next imported, as after any change to its
-    sources: the digest of the sources they were compiled from (``rbdyn/__pycache__``) goes."""
-    (ROOT / "rbdyn" / "__pycache__" / "rbdyn-sources.sha256").unlink(missing_ok=True)
+    sources: the digest of the sources they were compiled from (``dev.SOURCES``) goes."""
+    sys.path.insert(0, str(ROOT))
+    from dev import SOURCES  # dev.py is standard library only, as this script
+
+    SOURCES.unlink(missing_ok=True)
 
 
 def run_command(name: str, python: str = "python3.11", quiet: bool = True, cold: bool = True) -> dict:
