@@ -12,6 +12,13 @@ sets it), every page whose cells all passed is written there as an executed note
 outputs and its execution time; ``dev.py`` then hands them to the book build (myst-nb's cache),
 which renders them instead of executing the pages a second time.
 
+Kernels: on Linux, every page runs in a kernel forked from a server process (one per pytest
+worker, ``tests/forkkernel.py``) that imported the pages' libraries once (``KERNEL_SERVER_IMPORTS``),
+instead of a kernel that starts Python and imports them again (about two seconds per page). A
+page is still a new process: its own directory, environment and namespace. A page whose front
+matter has ``rbdyn: {kernel: own process}`` gets a kernel started the usual way; so does every page
+with ``RBDYN_FORK_KERNELS=0``, or ``--nbval-kernel-name``.
+
 Guards:
 * nothing under ``_build/`` (executed copies of the pages) is ever collected, and naming such a
   path on the command line is a usage error;
@@ -21,6 +28,9 @@ Guards:
 
 import json
 import os
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -30,6 +40,7 @@ try:
     import nbformat
     import yaml
     from myst_nb.core.read import read_myst_markdown_notebook
+    from nbval import kernel as nbval_kernel
     from nbval import plugin as nbval_plugin
 except ImportError:  # without nbval there is no --nbval, hence nothing to collect
     nbval_plugin = None
@@ -87,8 +98,71 @@ def pytest_collect_file(file_path, parent):
     if BOOK in file_path.parents:
         config._rbdyn_book_visited = True
     if _nbval_active(config) and file_path.suffix == ".md" and _is_myst_notebook(file_path):
+        _start_kernel_server(config)
         return MystNotebookFile.from_parent(parent, path=file_path)
     return None
+
+
+# ---- the pages' kernels, forked from a server that has imported their libraries (tests/forkkernel.py)
+
+FORKKERNEL = ROOT / "tests" / "forkkernel.py"
+# what the pages import; a page imports anything else itself, as in any kernel
+KERNEL_SERVER_IMPORTS = ("numpy", "scipy.integrate", "scipy.special", "scipy.linalg", "sympy", "mpmath",
+                         "matplotlib.pyplot", "IPython.display", "myst_nb", "yaml", "numba",
+                         "rbdyn", "rbdyn.constraints", "rbdyn.plotting", "rbdyn.verify")
+# A page whose front matter says ``rbdyn: {kernel: own process}`` gets a kernel started the usual
+# way: it sets up the environment that a library reads when it is imported (add_scheme sends
+# numba's cache elsewhere before numba is imported), which a forked kernel has imported already.
+OWN_PROCESS = "own process"
+_fork_next_kernel = False  # set by MystNotebookFile.setup for the kernel it is about to start
+
+
+def _fork_kernels(config):
+    """Whether the pages' kernels are forked here: on Linux, for nbval's current-environment
+    kernel, unless RBDYN_FORK_KERNELS=0 (then every page starts its kernel the usual way)."""
+    return (sys.platform == "linux" and hasattr(os, "pidfd_open") and config.option.nbval_current_env
+            and not config.option.nbval_kernel_name and os.environ.get("RBDYN_FORK_KERNELS", "1") != "0")
+
+
+def _start_kernel_server(config):
+    """Start this process's kernel server when its first page is collected (its imports then
+    overlap the rest of the collection), and route nbval's current-environment kernels through it."""
+    if getattr(config, "_rbdyn_kernel_server", None) is not None or not _fork_kernels(config):
+        return
+    folder = tempfile.mkdtemp(prefix="rbdyn-kernels-")
+    path = os.path.join(folder, "server.sock")
+    # its standard input is our end of a pipe: it stops when we close it, or when we die
+    server = subprocess.Popen([sys.executable, str(FORKKERNEL), "serve", path, *KERNEL_SERVER_IMPORTS],
+                              stdin=subprocess.PIPE, cwd=ROOT)
+    config._rbdyn_kernel_server = (server, folder)
+    declared = nbval_kernel.NbvalKernelspecManager.get_kernel_spec
+
+    def get_kernel_spec(self, kernel_name):
+        spec = declared(self, kernel_name)
+        if (_fork_next_kernel and kernel_name == nbval_kernel.CURRENT_ENV_KERNEL_NAME
+                and spec.argv[1:3] == ["-m", "ipykernel_launcher"]):
+            # [python, -m, ipykernel_launcher, -f, {connection_file}] -> the server's client
+            spec.argv = [sys.executable, "-I", "-S", str(FORKKERNEL), "connect", path, *spec.argv[3:]]
+        return spec
+
+    nbval_kernel.NbvalKernelspecManager.get_kernel_spec = get_kernel_spec
+
+
+def pytest_unconfigure(config):
+    started = getattr(config, "_rbdyn_kernel_server", None)
+    if started is None:
+        return
+    server, folder = started
+    server.stdin.close()
+    try:
+        server.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+    try:
+        os.rmdir(folder)
+    except OSError:
+        pass
 
 
 def _order_key(item, seconds):
@@ -144,8 +218,14 @@ if nbval_plugin is not None:
                 nbval_plugin.nbformat = real
 
         def setup(self):
+            global _fork_next_kernel
             self._started = time.perf_counter()
-            super().setup()
+            wanted = (self.nb.metadata.get("rbdyn") or {}).get("kernel")
+            _fork_next_kernel = wanted != OWN_PROCESS
+            try:
+                super().setup()
+            finally:
+                _fork_next_kernel = False
 
         def teardown(self):
             super().teardown()

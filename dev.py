@@ -11,7 +11,8 @@ Every command creates ``.venv`` in the repository root if it is missing and (re)
 changed since the last install (a sha256 stamp is kept in ``.venv/.rbdyn-stamp``).
 
 How the book is built: the pages are executed once, by pytest under nbval (in parallel, one
-kernel per page), which writes every page whose cells all passed as an executed notebook; those
+kernel per page, forked from a process that has imported the pages' libraries: see conftest.py
+and tests/forkkernel.py), which writes every page whose cells all passed as an executed notebook; those
 notebooks are put into myst-nb's execution cache, and Sphinx renders them from there with
 ``-W -n --keep-going`` and a fresh environment. So the tests and the book check the very same
 execution, and nothing is read from an earlier build.
