@@ -103,8 +103,13 @@ def test_interrupt_reaches_the_kernel_and_kill_ends_it(server, tmp_path):
     try:
         _, pid = _run(kc, "import os; print(os.getpid())")
         pid = int(pid)
-        msg_id = kc.execute("import time; time.sleep(60)")
-        time.sleep(0.5)
+        # stop_on_error=False: the interrupted cell must not abort the next one (ipykernel drops
+        # requests that arrive just after an error otherwise)
+        msg_id = kc.execute("import time; print('sleeping', flush=True); time.sleep(60)", stop_on_error=False)
+        while True:  # interrupt once the cell runs (an interrupt of an idle kernel is dropped)
+            msg = kc.get_iopub_msg(timeout=20)
+            if msg["msg_type"] == "stream" and "sleeping" in msg["content"]["text"]:
+                break
         km.interrupt_kernel()
         reply = kc.get_shell_msg(timeout=20)
         assert reply["parent_header"]["msg_id"] == msg_id
