@@ -39,7 +39,7 @@ from numba.core.errors import NumbaExperimentalFeatureWarning
 from numba.extending import intrinsic
 
 __all__ = ["njit", "njit_inline", "njit_signature", "function_list", "python_variant", "jit_enabled", "quiet",
-           "borrow", "fast_call"]
+           "borrow", "fast_call", "fast_dispatch"]
 
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -217,8 +217,8 @@ _ENTRIES: dict = {}  # (dispatcher, key of the argument types) -> the compiled e
 
 
 def _type_key(obj):
-    """What numba's type of ``obj`` depends on, for the arguments rbdyn's kernels take (named
-    tuples of arrays, numbers and typed lists); None for anything else."""
+    """What numba's type of ``obj`` depends on, for the arguments rbdyn's kernels and helpers
+    take (named tuples of arrays, numbers, numpy scalars and typed lists); None for anything else."""
     if isinstance(obj, np.ndarray):
         f = obj.flags
         return (obj.dtype.str, obj.ndim, f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
@@ -231,6 +231,8 @@ def _type_key(obj):
         return (int,) if -2**63 <= obj < 2**63 else None
     if isinstance(obj, float):
         return (float,)
+    if isinstance(obj, np.generic):  # a numpy scalar (an element of an array): typed by its dtype
+        return (np.generic, obj.dtype.str)
     return getattr(obj, "_numba_type_", None)  # a typed list: its numba type
 
 
@@ -357,4 +359,24 @@ def python_variant(kernel, replacements, _done=None):
             glb[nm] = replacements[nm]
         elif _is_function(obj) and _references(obj, replacements, set()):
             glb[nm] = python_variant(obj, replacements, done)
+        elif isinstance(obj, numba.core.dispatcher.Dispatcher):
+            glb[nm] = fast_dispatch(obj)
     return variant
+
+
+def fast_dispatch(dispatcher):
+    """``dispatcher`` called through :func:`fast_call`: for a compiled helper that Python calls
+    at every step (a kernel run as Python), where numba's typing of the arguments (a model of some
+    thirty arrays) costs more than the helper. Calls that name or omit parameters go to the
+    dispatcher itself (:func:`fast_call` passes positional arguments only)."""
+    if not isinstance(dispatcher, numba.core.dispatcher.Dispatcher):  # NUMBA_DISABLE_JIT=1
+        return dispatcher
+    n_params = dispatcher.py_func.__code__.co_argcount
+
+    def call(*args, **kwargs):
+        if kwargs or len(args) != n_params:
+            return dispatcher(*args, **kwargs)
+        return fast_call(dispatcher, *args)
+
+    call.__wrapped__ = dispatcher
+    return call

@@ -45,7 +45,7 @@ import numpy as np
 
 from . import _data
 from ._errors import InputError, short_repr
-from ._jit import fast_call, python_variant, quiet
+from ._jit import fast_call, fast_dispatch, python_variant, quiet
 
 STATUS_OK = 0
 STATUS_NONFINITE = 1
@@ -207,7 +207,7 @@ def _identity(obj):
 def _callback_loads(system):
     """The compiled loads of a body plus its Python callbacks; the signature of
     :func:`rbdyn._data.body_loads_into`."""
-    compiled = _data.body_loads_into
+    compiled = fast_dispatch(_data.body_loads_into)  # called at every step, from Python
     by_body = {}
     for cb in system.callbacks:
         by_body.setdefault(system.index[cb.body], []).append(cb.fn)
@@ -238,7 +238,7 @@ def _callback_loads(system):
 def _callback_potentials(system):
     """The compiled loads' potentials plus those the Python callbacks declare; the
     signature of :func:`rbdyn._data.eval_potentials`."""
-    compiled = _data.eval_potentials
+    compiled = fast_dispatch(_data.eval_potentials)
     entries = [(system.index[cb.body], cb.potential) for cb in system.callbacks if cb.potential]
 
     def eval_potentials(model, t, x_com, R):
