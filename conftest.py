@@ -15,7 +15,9 @@ which renders them instead of executing the pages a second time.
 Kernels: on Linux, every page runs in a kernel forked from a server process (one per pytest
 worker, ``tests/forkkernel.py``) that imported the pages' libraries once (``KERNEL_SERVER_IMPORTS``),
 instead of a kernel that starts Python and imports them again (about two seconds per page). A
-page is still a new process: its own directory, environment and namespace. A page whose front
+page is still a new process: its own directory, environment and namespace. When dev.py has just
+compiled rbdyn's kernels (``RBDYN_KERNELS_COMPILED=1``), the server also loads them from numba's
+cache (``rbdyn._precompile.main``), so that no page loads them again. A page whose front
 matter has ``rbdyn: {kernel: own process}`` gets a kernel started the usual way; so does every page
 with ``RBDYN_FORK_KERNELS=0``, or ``--nbval-kernel-name``.
 
@@ -132,7 +134,10 @@ def _start_kernel_server(config):
     folder = tempfile.mkdtemp(prefix="rbdyn-kernels-")
     path = os.path.join(folder, "server.sock")
     # its standard input is our end of a pipe: it stops when we close it, or when we die
-    server = subprocess.Popen([sys.executable, str(FORKKERNEL), "serve", path, *KERNEL_SERVER_IMPORTS],
+    # With rbdyn's kernels compiled (dev.py says so), the server also loads them, so that every
+    # page finds them in memory; otherwise a page compiles what it needs, as it would anyway.
+    then = ["--then", "rbdyn._precompile:main"] if os.environ.get("RBDYN_KERNELS_COMPILED") == "1" else []
+    server = subprocess.Popen([sys.executable, str(FORKKERNEL), "serve", path, *KERNEL_SERVER_IMPORTS, *then],
                               stdin=subprocess.PIPE, cwd=ROOT)
     config._rbdyn_kernel_server = (server, folder)
     declared = nbval_kernel.NbvalKernelspecManager.get_kernel_spec

@@ -148,6 +148,9 @@ def precompile():
 def pytest(*args, pages=True):
     """pytest with nbval over ``args`` in parallel; executed pages and checks go to _build."""
     extra = {"RBDYN_EXECUTED_DIR": str(EXECUTED), "RBDYN_CHECKS_DIR": str(CHECKS)} if pages else {}
+    # clear() has just compiled rbdyn's kernels (precompile): the processes that fork the pages'
+    # kernels load them once, instead of every page loading its own (conftest.py)
+    extra["RBDYN_KERNELS_COMPILED"] = "1"
     # --dist loadfile: the cells of one page run in order in one worker (one kernel)
     return call(BIN / "python", "-m", "pytest", "--nbval", "-n", workers(), "--dist", "loadfile", *args, **extra)
 

@@ -9,8 +9,9 @@ Here one *server* process per pytest worker imports those libraries once and the
 kernel per page. A forked kernel is a fresh process like any other: it starts ipykernel with the
 connection file jupyter_client wrote, in the directory, environment and standard streams of the
 process jupyter_client started, and it ends when that kernel ends. What it saves is the imports:
-its modules are already in memory, as they were when the server imported them (nothing is run
-on import but the libraries' own initialisation).
+its modules are already in memory, as they were when the server imported them (nothing else has
+run in the server, unless it was given a function to call first: ``--then``, which conftest.py
+uses to load rbdyn's compiled kernels once dev.py has compiled them).
 
 jupyter_client manages a kernel through the process it starts. That process is the *client* of
 this module (standard library only, started with ``python -I -S``): it hands the server its
@@ -20,7 +21,8 @@ client is killed (``shutdown_kernel(now=True)`` sends SIGKILL), the server kills
 the server's parent (the pytest worker) closes the server's standard input or dies, the server
 kills every kernel it forked and exits.
 
-    python tests/forkkernel.py serve SOCKET MODULE...   the server: import MODULEs, then fork
+    python tests/forkkernel.py serve SOCKET MODULE... [--then MODULE:FUNCTION]
+        the server: import the MODULEs (and call FUNCTION, e.g. to load compiled code), then fork
     python -I -S tests/forkkernel.py connect SOCKET -f CONNECTION_FILE   a kernel, via the server
 
 Linux only (it waits on process file descriptors, ``os.pidfd_open``).
@@ -161,8 +163,9 @@ def _request(conn):
     return request, fds
 
 
-def serve(path, modules):
-    """Import ``modules``, then fork a kernel for every client of the socket ``path``."""
+def serve(path, modules, then=None):
+    """Import ``modules`` (and call ``then``, "module:function"), then fork a kernel for every
+    client of the socket ``path``."""
     os.close(os.pidfd_open(os.getpid()))  # Linux 5.3 or later; else fail now: clients fall back
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)  # before the imports: clients that come early wait for them in the backlog
@@ -177,6 +180,9 @@ def serve(path, modules):
 
     for name in modules:
         importlib.import_module(name)
+    if then:
+        module, function = then.split(":")
+        getattr(importlib.import_module(module), function)()
     if inline:
         del os.environ["MPLBACKEND"]  # each kernel sets it again (its environment is its client's)
     kernels = {}  # pidfd -> (pid, the client's connection)
@@ -245,7 +251,8 @@ def serve(path, modules):
 if __name__ == "__main__":
     command, socket_path, *rest = sys.argv[1:]
     if command == "serve":
-        serve(socket_path, rest)
+        then = rest[rest.index("--then") + 1] if "--then" in rest else None
+        serve(socket_path, [m for m in rest if m not in ("--then", then)], then)
     elif command == "connect":
         sys.exit(connect(socket_path, rest))
     else:

@@ -5,7 +5,8 @@
 * an interrupt reaches the forked kernel (a cell stops with KeyboardInterrupt, the kernel lives);
 * killing the client (``shutdown_kernel(now=True)``) kills the forked kernel; closing the server's
   standard input stops the server and every kernel it forked;
-* without a server, the client becomes an ordinary kernel.
+* without a server, the client becomes an ordinary kernel;
+* ``--then MODULE:FUNCTION`` runs in the server before it forks (what it leaves, every kernel has).
 """
 
 from __future__ import annotations
@@ -152,3 +153,21 @@ def test_without_a_server_the_client_becomes_a_kernel(tmp_path):
         kc.stop_channels()
         km.shutdown_kernel(now=True)
         gone.close()
+
+
+def test_the_servers_then_function_runs_before_the_kernels_fork(tmp_path):
+    (tmp_path / "warmup.py").write_text("import builtins\n\ndef run():\n    builtins.WARMED_UP = 42\n")
+    path = str(tmp_path / "server.sock")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, str(FORKKERNEL), "serve", path, "json", "--then", "warmup:run"],
+                            stdin=subprocess.PIPE, env=env)
+    try:
+        km, kc = _start(path, tmp_path)
+        try:
+            assert _run(kc, "import builtins, sys; print(builtins.WARMED_UP, 'json' in sys.modules)") == ("ok", "42 True\n")
+        finally:
+            kc.stop_channels()
+            km.shutdown_kernel(now=True)
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=10)
