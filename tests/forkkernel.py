@@ -217,10 +217,16 @@ def serve(path, modules, then=None):
                             _become_kernel(request, fds, server)  # never returns
                     for fd in fds:
                         os.close(fd)
+                    try:
+                        conn.sendall(f"{pid}\n".encode())
+                    except OSError:  # the client is gone already: so is its kernel
+                        os.kill(pid, signal.SIGKILL)
+                        os.waitpid(pid, 0)
+                        conn.close()
+                        continue
                     pidfd = os.pidfd_open(pid)
                     kernels[pidfd] = (pid, conn)
                     clients[conn.fileno()] = pidfd
-                    conn.sendall(f"{pid}\n".encode())
                 elif ready in kernels:  # a kernel ended: tell its client how
                     pid, conn = kernels.pop(ready)
                     del clients[conn.fileno()]
