@@ -133,10 +133,10 @@ def _start_kernel_server(config):
         return
     folder = tempfile.mkdtemp(prefix="rbdyn-kernels-")
     path = os.path.join(folder, "server.sock")
-    # its standard input is our end of a pipe: it stops when we close it, or when we die
     # With rbdyn's kernels compiled (dev.py says so), the server also loads them, so that every
     # page finds them in memory; otherwise a page compiles what it needs, as it would anyway.
     then = ["--then", "rbdyn._precompile:main"] if os.environ.get("RBDYN_KERNELS_COMPILED") == "1" else []
+    # its standard input is our end of a pipe: it stops when we close it, or when we die
     server = subprocess.Popen([sys.executable, str(FORKKERNEL), "serve", path, *KERNEL_SERVER_IMPORTS, *then],
                               stdin=subprocess.PIPE, cwd=ROOT)
     config._rbdyn_kernel_server = (server, folder)
