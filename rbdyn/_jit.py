@@ -18,6 +18,9 @@ of ``constraints/``). On import, :func:`_drop_stale_cache` therefore empties rbd
 on-disk cache whenever any of rbdyn's sources changed (but the few that no compiled code
 can depend on, :data:`OUTSIDE_KERNELS`), so that no process runs code compiled from an
 older rbdyn.
+
+While numba compiles one of rbdyn's functions, Python's garbage collector runs less often
+(:class:`_CompileGC`): compiling every kernel then takes about a tenth less time.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import dis
 import functools
+import gc
 import hashlib
 import os
 import types
@@ -32,6 +36,7 @@ import warnings
 from pathlib import Path
 
 import numba
+import numba.core.event
 import numpy as np
 from numba.core import cgutils
 from numba.core import ir as numba_ir
@@ -135,6 +140,51 @@ def _share_block_copies() -> None:
 
 
 _share_block_copies()
+
+
+#: The garbage collector's thresholds while numba compiles one of rbdyn's functions (see
+#: :class:`_CompileGC`); ``gc.get_threshold()`` is (700, 10, 10) by default.
+COMPILE_GC_THRESHOLD = (100_000, 50, 50)
+
+
+class _CompileGC(numba.core.event.Listener):
+    """Collect garbage less often while numba compiles a function of rbdyn.
+
+    numba builds and drops millions of small objects (its IR, typing and LLVM text) while it
+    compiles a kernel, and the collector, run every 700 new objects by default, then walks the
+    ever larger set of objects that survived, most of them for nothing. With
+    :data:`COMPILE_GC_THRESHOLD` compiling every kernel takes about a tenth less time (53.5 s
+    against 48.5 s for the RIG and symplectic-Euler kernels, medians of three runs) for a
+    peak memory about a tenth higher. The compiled code is the same: only when Python frees
+    unreachable cycles changes.
+
+    numba reports a compile (``"numba:compile"``, not a load from its cache) when it starts and
+    ends, nested for the functions the first one calls. The thresholds change at the start of
+    an outermost compile of a function of rbdyn (and of what it calls: a user's compiled load,
+    say) and are restored when it ends, also when it fails. numba compiles under one lock, so
+    compiles do not overlap.
+    """
+
+    def __init__(self):
+        self._depth = 0
+        self._saved = None
+
+    def on_start(self, event):
+        if self._depth == 0 and self._saved is None:
+            fn = getattr(event.data.get("dispatcher"), "py_func", None)
+            if getattr(fn, "__module__", "").partition(".")[0] == "rbdyn":
+                self._saved = gc.get_threshold()
+                gc.set_threshold(*COMPILE_GC_THRESHOLD)
+        self._depth += 1
+
+    def on_end(self, event):
+        self._depth -= 1
+        if self._depth == 0 and self._saved is not None:
+            gc.set_threshold(*self._saved)
+            self._saved = None
+
+
+numba.core.event.register("numba:compile", _CompileGC())
 
 
 @contextlib.contextmanager
