@@ -1,7 +1,8 @@
 """The forked notebook kernels of ``tests/forkkernel.py`` behave as kernels jupyter_client starts.
 
 * a kernel from the server runs code in the directory, environment and argv of the process
-  jupyter_client started, with the server's imports already done, as a child of the server;
+  jupyter_client started, with the server's imports already done, as a child of the server, and
+  its garbage collector leaves those imports alone (frozen);
 * an interrupt reaches the forked kernel (a cell stops with KeyboardInterrupt, the kernel lives);
 * killing the client (``shutdown_kernel(now=True)``) kills the forked kernel; closing the server's
   standard input stops the server and every kernel it forked;
@@ -85,14 +86,20 @@ def test_kernel_is_forked_and_takes_the_clients_setting(server, tmp_path):
     proc, path = server
     km, kc = _start(path, tmp_path, RBDYN_FORK_TEST="yes")
     try:
-        status, out = _run(kc, "import os, sys\n"
+        status, out = _run(kc, "import gc, os, sys\n"
                                "print(os.getppid(), os.getcwd(), os.environ.get('RBDYN_FORK_TEST'), sys.path[0],\n"
-                               "      'fractions' in sys.modules, os.path.basename(sys.argv[0]), os.getsid(0) == os.getpid())")
+                               "      'fractions' in sys.modules, os.path.basename(sys.argv[0]), os.getsid(0) == os.getpid(),\n"
+                               "      any(o is sys.modules['fractions'].__dict__ for o in gc.get_objects()),\n"
+                               "      ','.join(map(str, gc.get_threshold())))")
         assert status == "ok"
-        ppid, cwd, env, path0, preloaded, argv0, leader = out.split()
+        ppid, cwd, env, path0, preloaded, argv0, leader, collectable, threshold = out.split()
         assert int(ppid) == proc.pid  # forked by the server
         assert cwd == path0 == str(tmp_path)
         assert env == "yes" and preloaded == "True" and argv0 == "ipykernel_launcher.py" and leader == "True"
+        # the collector leaves the server's imports alone (not among the objects it walks), and
+        # runs less often than Python's default
+        assert collectable == "False"
+        assert tuple(map(int, threshold.split(","))) > (700, 10, 10)
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
