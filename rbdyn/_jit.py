@@ -170,7 +170,7 @@ class _CompileGC(numba.core.event.Listener):
         self._saved = None
 
     def on_start(self, event):
-        if self._depth == 0 and self._saved is None:
+        if self._depth == 0:
             fn = getattr(event.data.get("dispatcher"), "py_func", None)
             if getattr(fn, "__module__", "").partition(".")[0] == "rbdyn":
                 self._saved = gc.get_threshold()
