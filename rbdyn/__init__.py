@@ -14,12 +14,10 @@ time-stepping schemes; ``rbdyn.load_scenario`` reads a scenario file.
 """
 
 from . import exact, so3, verify
-from ._baselines import RK4, SymplecticEuler
-from ._rig import RigImp, RigNeg, RigPos
-from ._genalpha import GenAlpha  # after the RIG schemes: the import order is the registration order
 from ._errors import InputError, NumericalError
 from .constraints import FixedJoint, RevoluteJoint, Rod, SphericalJoint
-from ._model import (
+from .driver.records import Reduction
+from .model import (
     CompiledLoad,
     ConstantForce,
     ConstantTorque,
@@ -32,9 +30,9 @@ from ._model import (
     compiled_load,
     compiled_potential,
 )
-from ._scenario import Scenario, builtin_scenarios, load_scenario
-from ._scheme import Scheme, get_scheme, schemes
-from ._simulate import Metric, Reduction, Trajectory, compiled_metric, simulate
+from .scenario import Scenario, builtin_scenarios, load_scenario
+from .schemes import RK4, GenAlpha, RigImp, RigNeg, RigPos, Scheme, SymplecticEuler, get_scheme, schemes
+from .simulation import Metric, RunLength, Trajectory, compiled_metric, simulate
 
 __version__ = "0.1.0"
 
@@ -43,6 +41,7 @@ __all__ = [
     "exact",
     "verify",
     "simulate",
+    "RunLength",
     "Trajectory",
     "Reduction",
     "Metric",

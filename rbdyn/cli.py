@@ -38,10 +38,10 @@ import numpy as np
 from ._errors import (EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NUMERICAL, EXIT_OK, InputError,
                       NumericalError, one_line)
 from ._files import check_regular, discard, write_beside
-from ._scenario import builtin_scenario_text, builtin_scenarios, load_scenario
-from ._scheme import schemes
-from ._simulate import MAX_STEPS, _check_run_args
 from .constraints import KINDS
+from .scenario import builtin_scenario_text, builtin_scenarios, load_scenario
+from .schemes.base import schemes
+from .simulation import MAX_STEPS, RunLength, run
 
 __all__ = ["main"]
 
@@ -83,25 +83,27 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("list", help="list the built-in scenarios and the schemes")
     show = sub.add_parser("show", help="print a built-in scenario file")
     show.add_argument("name", help="built-in scenario name")
-    run = sub.add_parser("run", help="run a scenario and write CSV")
-    run.add_argument("scenario", help="built-in scenario name or path to a TOML file")
-    run.add_argument("--scheme", help="scheme name (see `rbdyn list`)")
-    run.add_argument("--dt", type=float, help="step size h > 0")
-    run.add_argument("--t-end", type=float, help="duration >= 0")
-    run.add_argument("--every", type=int, help="output every N steps (N >= 1)")
-    run.add_argument("--out", help="CSV file (default: stdout)")
-    run.add_argument("--plot", metavar="FILE", help="also write a figure of energy, momentum and constraint residual "
+    run_cmd = sub.add_parser("run", help="run a scenario and write CSV")
+    run_cmd.add_argument("scenario", help="built-in scenario name or path to a TOML file")
+    run_cmd.add_argument("--scheme", help="scheme name (see `rbdyn list`)")
+    run_cmd.add_argument("--dt", type=float, help="step size h > 0")
+    run_cmd.add_argument("--t-end", type=float, help="duration >= 0")
+    run_cmd.add_argument("--every", type=int, help="output every N steps (N >= 1)")
+    run_cmd.add_argument("--out", help="CSV file (default: stdout)")
+    run_cmd.add_argument("--plot", metavar="FILE", help="also write a figure of energy, momentum and constraint residual "
                                                     f"over time ({', '.join('.' + e for e in PLOT_FORMATS)})")
-    run.add_argument("--no-progress", action="store_true", help="no progress bar on a terminal")
+    run_cmd.add_argument("--no-progress", action="store_true", help="no progress bar on a terminal")
     for fld, (opt, typ, names) in sorted(_scheme_settings().items()):
-        run.add_argument(opt, dest=f"setting_{fld}", type=typ, help=f"setting of {', '.join(sorted(names))}")
+        metavar = "N" if typ is int else ("RHO" if fld.startswith("rho") else "TOL")
+        run_cmd.add_argument(opt, dest=f"setting_{fld}", type=typ, metavar=metavar,
+                         help=f"setting of {', '.join(sorted(names))}")
     return p
 
 
 def _list(out):
     scen = builtin_scenarios()
     sch = schemes()
-    kinds = {kind.name: kind.cls for kind in KINDS}
+    kinds = {kind.kind: kind for kind in KINDS}
     width = max(map(len, list(scen) + list(sch) + list(kinds)))
     out.write("Scenarios:\n")
     for name, desc in scen.items():
@@ -156,8 +158,8 @@ def _run(args):
         scenario.t_end if args.t_end is None else args.t_end,
         scenario.every if args.every is None else args.every,
     )
-    try:  # the checks simulate() makes, before --out and before a long run
-        _check_run_args(dt, t_end, every)
+    try:  # checked here, once: before --out, and before a long run
+        length = RunLength(dt, t_end, every)
     except InputError as err:
         raise _run_arg_error(err, args, scenario) from None
     target = _out_target(args, scenario) if args.out is not None else None  # before a long run, not after it
@@ -165,7 +167,7 @@ def _run(args):
     figure = _plot_target(args, target, scenario) if args.plot is not None else None
     failure = None
     try:
-        traj = scenario.run(scheme, dt, t_end, every, progress=False if args.no_progress else None)
+        traj = run(scenario.system, scheme, length, progress=False if args.no_progress else None)
     except NumericalError as err:  # the rows before it go to a file that says they are partial
         failure, traj = err, err.trajectory
     except InputError as err:

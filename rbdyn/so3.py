@@ -21,6 +21,16 @@ Every function is compiled with numba (and behaves identically with
 ``NUMBA_DISABLE_JIT=1``), takes float64 arrays and switches to Taylor series
 below a small angle so that nothing divides by zero near the identity.
 
+Two forms of the same algebra:
+
+* the maps above take and return arrays (``exp(phi)`` is a new 3x3 array): for Python code,
+  the book and the tests;
+* the *value forms* below (``exp_scaled``, ``mat_mul``, ...) take and return tuples of floats
+  (a 3-vector of 3, a 3x3 matrix of 9, row by row), for the schemes' inner loops: numba keeps
+  them in registers, so a step allocates nothing, and no array crosses a call there, so nothing
+  is reference-counted. They are short and straight-line, and numba copies them into their
+  callers (:func:`rbdyn._compile.njit_inline`).
+
 References
 ----------
 * J. Solà, J. Deray, D. Atchuthan, "A micro Lie theory for state
@@ -35,7 +45,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import njit, njit_inline
+from ._compile import njit, njit_inline
 
 __all__ = [
     "hat",
@@ -56,6 +66,24 @@ __all__ = [
     "matrix_to_rotvec",
     "rotation_distance",
     "orthonormality_error",
+    # value forms
+    "exp_coefficients",
+    "vec3",
+    "mat3",
+    "put_vec3",
+    "put_mat3",
+    "cross",
+    "mat_vec",
+    "mat_T_vec",
+    "mat_mul",
+    "rodrigues",
+    "exp_scaled",
+    "minus_hat",
+    "unit_quat_to_mat",
+    "solve3",
+    "two_product",
+    "dot3_add",
+    "reorthonormalized",
 ]
 
 # Below these angles the closed forms lose digits to cancellation; the
@@ -90,9 +118,10 @@ def vee(A):
     return out
 
 
-@njit
-def _sinc_coeffs(theta2):
-    """Return ``a = sin t / t``, ``b = (1 - cos t) / t^2``, ``c = (t - sin t) / t^3``."""
+@njit_inline
+def exp_coefficients(theta2):
+    """``a = sin t / t``, ``b = (1 - cos t) / t^2``, ``c = (t - sin t) / t^3`` for ``t^2 = theta2``:
+    ``exp(phi) = I + a hat(phi) + b hat(phi)^2`` and ``J_r(phi) = I - b hat(phi) + c hat(phi)^2``."""
     if theta2 < _SMALL * _SMALL:
         a = 1.0 - theta2 / 6.0 + theta2 * theta2 / 120.0
         b = 0.5 - theta2 / 24.0 + theta2 * theta2 / 720.0
@@ -112,7 +141,7 @@ def _sinc_coeffs(theta2):
 def exp(phi):
     """Rotation matrix ``R_world_body = exp(hat(phi))`` (Rodrigues' formula)."""
     theta2 = phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2]
-    a, b, _ = _sinc_coeffs(theta2)
+    a, b, _ = exp_coefficients(theta2)
     K = hat(phi)
     return np.eye(3) + a * K + b * (K @ K)
 
@@ -164,24 +193,7 @@ def quat_wxyz_to_matrix(q):
     x = q[1] / n
     y = q[2] / n
     z = q[3] / n
-    R = np.empty((3, 3))
-    _unit_quat_to_matrix_into(w, x, y, z, R)
-    return R
-
-
-@njit
-def _unit_quat_to_matrix_into(w, x, y, z, R):
-    """Write the rotation matrix of the unit quaternion ``(w, x, y, z)`` into ``R``
-    (no normalisation, no allocation: for the step kernels)."""
-    R[0, 0] = 1.0 - 2.0 * (y * y + z * z)
-    R[0, 1] = 2.0 * (x * y - w * z)
-    R[0, 2] = 2.0 * (x * z + w * y)
-    R[1, 0] = 2.0 * (x * y + w * z)
-    R[1, 1] = 1.0 - 2.0 * (x * x + z * z)
-    R[1, 2] = 2.0 * (y * z - w * x)
-    R[2, 0] = 2.0 * (x * z - w * y)
-    R[2, 1] = 2.0 * (y * z + w * x)
-    R[2, 2] = 1.0 - 2.0 * (x * x + y * y)
+    return np.array(unit_quat_to_mat(w, x, y, z)).reshape((3, 3))
 
 
 @njit
@@ -241,7 +253,7 @@ def log(R):
 def right_jacobian(phi):
     r"""Right Jacobian :math:`J_r(\phi) = I - b\hat\phi + c\hat\phi^2` of ``exp``."""
     theta2 = phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2]
-    _, b, c = _sinc_coeffs(theta2)
+    _, b, c = exp_coefficients(theta2)
     K = hat(phi)
     return np.eye(3) - b * K + c * (K @ K)
 
@@ -250,7 +262,7 @@ def right_jacobian(phi):
 def left_jacobian(phi):
     r"""Left Jacobian :math:`J_l(\phi) = J_r(-\phi) = I + b\hat\phi + c\hat\phi^2`."""
     theta2 = phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2]
-    _, b, c = _sinc_coeffs(theta2)
+    _, b, c = exp_coefficients(theta2)
     K = hat(phi)
     return np.eye(3) + b * K + c * (K @ K)
 
@@ -326,3 +338,183 @@ def orthonormality_error(R):
     """Largest absolute entry of ``R^T R - I``, plus ``|det R - 1|``."""
     E = R.T @ R - np.eye(3)
     return np.max(np.abs(E)) + abs(np.linalg.det(R) - 1.0)
+
+
+# -- value forms, for the schemes' inner loops ---------------------------------------------------
+#
+# A 3-vector is a tuple of 3 floats, a 3x3 matrix a tuple of 9 floats row by row
+# (``M[3 * r + c]``): values that numba keeps in registers, so a step allocates nothing and
+# counts no references. Each form computes its entries with the same operations, in the same
+# order, as the matching array expression (the book's hand-written steps compare to the bit).
+
+
+@njit_inline
+def vec3(a, i):
+    """Row ``i`` of an (n, 3) array as a 3-vector."""
+    return (a[i, 0], a[i, 1], a[i, 2])
+
+
+@njit_inline
+def mat3(a, i):
+    """Entry ``i`` of an (n, 3, 3) array as a 3x3 matrix (row by row)."""
+    return (a[i, 0, 0], a[i, 0, 1], a[i, 0, 2], a[i, 1, 0], a[i, 1, 1], a[i, 1, 2], a[i, 2, 0], a[i, 2, 1], a[i, 2, 2])
+
+
+@njit_inline
+def put_vec3(a, i, v):
+    """``a[i] = v`` for an (n, 3) array and a 3-vector."""
+    a[i, 0] = v[0]
+    a[i, 1] = v[1]
+    a[i, 2] = v[2]
+
+
+@njit_inline
+def put_mat3(a, i, M):
+    """``a[i] = M`` for an (n, 3, 3) array and a 3x3 matrix."""
+    a[i, 0, 0], a[i, 0, 1], a[i, 0, 2] = M[0], M[1], M[2]
+    a[i, 1, 0], a[i, 1, 1], a[i, 1, 2] = M[3], M[4], M[5]
+    a[i, 2, 0], a[i, 2, 1], a[i, 2, 2] = M[6], M[7], M[8]
+
+
+@njit_inline
+def cross(a, b):
+    """``a × b``."""
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+@njit_inline
+def mat_vec(A, b):
+    """``A @ b``."""
+    b0, b1, b2 = b[0], b[1], b[2]
+    return (A[0] * b0 + A[1] * b1 + A[2] * b2, A[3] * b0 + A[4] * b1 + A[5] * b2, A[6] * b0 + A[7] * b1 + A[8] * b2)
+
+
+@njit_inline
+def mat_T_vec(A, b):
+    """``A.T @ b``."""
+    b0, b1, b2 = b[0], b[1], b[2]
+    return (A[0] * b0 + A[3] * b1 + A[6] * b2, A[1] * b0 + A[4] * b1 + A[7] * b2, A[2] * b0 + A[5] * b1 + A[8] * b2)
+
+
+@njit_inline
+def mat_mul(A, B):
+    """``A @ B``."""
+    return (A[0] * B[0] + A[1] * B[3] + A[2] * B[6], A[0] * B[1] + A[1] * B[4] + A[2] * B[7],
+            A[0] * B[2] + A[1] * B[5] + A[2] * B[8],
+            A[3] * B[0] + A[4] * B[3] + A[5] * B[6], A[3] * B[1] + A[4] * B[4] + A[5] * B[7],
+            A[3] * B[2] + A[4] * B[5] + A[5] * B[8],
+            A[6] * B[0] + A[7] * B[3] + A[8] * B[6], A[6] * B[1] + A[7] * B[4] + A[8] * B[7],
+            A[6] * B[2] + A[7] * B[5] + A[8] * B[8])
+
+
+@njit_inline
+def rodrigues(a, b, p0, p1, p2):
+    r"""``I + a\hat p + b\hat p^2`` (``hat(p) @ u == p × u``)."""
+    q01 = b * (p0 * p1)
+    q02 = b * (p0 * p2)
+    q12 = b * (p1 * p2)
+    return (1.0 - b * (p1 * p1 + p2 * p2), q01 - a * p2, q02 + a * p1,
+            q01 + a * p2, 1.0 - b * (p0 * p0 + p2 * p2), q12 - a * p0,
+            q02 - a * p1, q12 + a * p0, 1.0 - b * (p0 * p0 + p1 * p1))
+
+
+@njit_inline
+def exp_scaled(s, w):
+    """``exp(s * w)`` (Rodrigues' formula, the coefficients of :func:`exp`), no hat matrices."""
+    p0 = s * w[0]
+    p1 = s * w[1]
+    p2 = s * w[2]
+    a, b, _ = exp_coefficients(p0 * p0 + p1 * p1 + p2 * p2)
+    return rodrigues(a, b, p0, p1, p2)
+
+
+@njit_inline
+def minus_hat(M, p):
+    """``M - hat(p)``."""
+    return (M[0], M[1] + p[2], M[2] - p[1], M[3] - p[2], M[4], M[5] + p[0], M[6] + p[1], M[7] - p[0], M[8])
+
+
+@njit_inline
+def unit_quat_to_mat(w, x, y, z):
+    """The rotation matrix of the unit quaternion ``(w, x, y, z)`` (no normalisation)."""
+    return (1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - w * z), 2.0 * (x * z + w * y),
+            2.0 * (x * y + w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - w * x),
+            2.0 * (x * z - w * y), 2.0 * (y * z + w * x), 1.0 - 2.0 * (x * x + y * y))
+
+
+@njit_inline
+def solve3(M, g0, g1, g2):
+    """The solution of ``M x = g`` (3x3, by the adjugate), as three scalars."""
+    c00 = M[4] * M[8] - M[5] * M[7]
+    c01 = M[5] * M[6] - M[3] * M[8]
+    c02 = M[3] * M[7] - M[4] * M[6]
+    det = M[0] * c00 + M[1] * c01 + M[2] * c02
+    # x = adj(M) g / det; adj(M)[i, j] is the cofactor of M[j, i].
+    c10 = M[2] * M[7] - M[1] * M[8]
+    c11 = M[0] * M[8] - M[2] * M[6]
+    c12 = M[1] * M[6] - M[0] * M[7]
+    c20 = M[1] * M[5] - M[2] * M[4]
+    c21 = M[2] * M[3] - M[0] * M[5]
+    c22 = M[0] * M[4] - M[1] * M[3]
+    return (
+        (c00 * g0 + c10 * g1 + c20 * g2) / det,
+        (c01 * g0 + c11 * g1 + c21 * g2) / det,
+        (c02 * g0 + c12 * g1 + c22 * g2) / det,
+    )
+
+
+# Error-free transformations (Dekker 1971, Knuth): with them ``dot3_add``
+# evaluates r . v + c as if in twice the working precision, then rounds.
+_SPLIT = 134217729.0  # 2**27 + 1
+
+
+@njit_inline
+def two_product(a, b):
+    """``p, e`` with ``p = fl(a*b)`` and ``a*b = p + e`` exactly (Dekker's splitting)."""
+    p = a * b
+    t = _SPLIT * a
+    ah = t - (t - a)
+    al = a - ah
+    t = _SPLIT * b
+    bh = t - (t - b)
+    bl = b - bh
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+@njit_inline
+def dot3_add(r0, r1, r2, v, c):
+    """``r . v + c`` for a 3-vector ``v``, as if computed in twice the working
+    precision and then rounded (Ogita-Rump-Oishi Dot2)."""
+    s = 0.0
+    comp = c
+    for p, e in (two_product(r0, v[0]), two_product(r1, v[1]), two_product(r2, v[2])):
+        t = s + p  # two_sum(s, p): s + p = t + q exactly
+        z = t - s
+        q = (s - (t - z)) + (p - z)
+        s = t
+        comp += q + e
+    return s + comp
+
+
+@njit_inline
+def reorthonormalized(R):
+    """One Newton–Schulz step ``R (3I - R^T R)/2``.
+
+    The products of exact rotations that the schemes form drift from SO(3)
+    by a few ulp per step; this step removes that drift to first order
+    (quadratically convergent toward the polar factor) and changes a rotation
+    that is orthonormal to round-off by round-off only.
+    """
+    # S = 3I - R^T R (symmetric), then each row r of R becomes r S / 2.
+    s00 = 3.0 - (R[0] * R[0] + R[3] * R[3] + R[6] * R[6])
+    s11 = 3.0 - (R[1] * R[1] + R[4] * R[4] + R[7] * R[7])
+    s22 = 3.0 - (R[2] * R[2] + R[5] * R[5] + R[8] * R[8])
+    s01 = -(R[0] * R[1] + R[3] * R[4] + R[6] * R[7])
+    s02 = -(R[0] * R[2] + R[3] * R[5] + R[6] * R[8])
+    s12 = -(R[1] * R[2] + R[4] * R[5] + R[7] * R[8])
+    return (0.5 * (R[0] * s00 + R[1] * s01 + R[2] * s02), 0.5 * (R[0] * s01 + R[1] * s11 + R[2] * s12),
+            0.5 * (R[0] * s02 + R[1] * s12 + R[2] * s22),
+            0.5 * (R[3] * s00 + R[4] * s01 + R[5] * s02), 0.5 * (R[3] * s01 + R[4] * s11 + R[5] * s12),
+            0.5 * (R[3] * s02 + R[4] * s12 + R[5] * s22),
+            0.5 * (R[6] * s00 + R[7] * s01 + R[8] * s02), 0.5 * (R[6] * s01 + R[7] * s11 + R[8] * s12),
+            0.5 * (R[6] * s02 + R[7] * s12 + R[8] * s22))

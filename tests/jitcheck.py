@@ -2,7 +2,7 @@
 
 The kernels must mean the same thing in both modes: numba compiles exactly the
 Python source that runs when the JIT is disabled (that is how load callbacks
-run, see rbdyn._jit), so the two results must agree to round-off.
+run, see rbdyn._compile.python_variant), so the two results must agree to round-off.
 """
 
 import json

@@ -92,7 +92,7 @@ def test_list(capsys):
     section = lines[lines.index("Constraint kinds ([[constraint]] type = ...):") + 1:]
     end = next((i for i, line in enumerate(section) if line and not line.startswith(" ")), len(section))
     printed = [line.split(None, 1)[0] for line in section[:end] if line.startswith("  ")]
-    assert printed == [k.name for k in rbdyn.constraints.KINDS]
+    assert printed == [k.kind for k in rbdyn.constraints.KINDS]
     assert len(entries) == len(rbdyn.builtin_scenarios()) + len(rbdyn.schemes()) + len(kinds)
     assert lines.index("Scenarios:") < lines.index("Schemes:") < lines.index("Constraint kinds ([[constraint]] type = ...):")
 
@@ -574,7 +574,7 @@ def test_invalid_file(capsys, tmp_path, text, expected):
 
 def test_invalid_files_cover_every_key():
     """Every key of the format appears in an invalid-input case above (no table left untested)."""
-    from rbdyn import _scenario as s
+    from rbdyn import scenario as s
     joined = "\n".join(" ".join(c[2]) for c in FILE_CASES)
     for key in (s._RUN_KEYS | s._BODY_KEYS | s._WORLD_KEYS) - {"name", "rotvec"}:
         assert key in joined, key

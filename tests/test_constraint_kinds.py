@@ -16,7 +16,7 @@ import pytest
 import rbdyn
 from rbdyn import so3
 from rbdyn.constraints import KINDS
-from rbdyn.constraints._base import DATA_WIDTH, MAX_ROWS, SCRATCH_VECTORS
+from rbdyn.constraints.base import DATA_WIDTH, MAX_ROWS, SCRATCH_VECTORS
 
 EPS = 1e-6
 CONSTRAINED = [n for n, c in rbdyn.schemes().items() if c.supports_constraints]
@@ -31,8 +31,8 @@ def _make(kind, other, rng):
     kw = {"body": "a", "point_body": 0.3 * rng.normal(size=3)}
     if other:
         kw["other"] = "b"
-    kw.update(kind.cls.random_keys(rng, to_world=not other))
-    system = rbdyn.System([a, b] if other else [a], constraints=[kind.cls(**kw)])
+    kw.update(kind.random_keys(rng, to_world=not other))
+    system = rbdyn.System([a, b] if other else [a], constraints=[kind(**kw)])
     return system.constraints[0], len(system.bodies)
 
 
@@ -55,7 +55,7 @@ def _cases():
     return [(k, other) for k in KINDS for other in (True, False)]
 
 
-@pytest.mark.parametrize("kind, other", _cases(), ids=lambda v: v.name if hasattr(v, "name") else ("body" if v else "world"))
+@pytest.mark.parametrize("kind, other", _cases(), ids=lambda v: v.kind if isinstance(v, type) else ("body" if v else "world"))
 @pytest.mark.parametrize("seed", range(3))
 def test_gradient_matches_central_differences(kind, other, seed):
     rng = np.random.default_rng(seed)
@@ -71,7 +71,7 @@ def test_gradient_matches_central_differences(kind, other, seed):
     assert np.max(np.abs(B - fd)) <= 1e-7 * (1 + np.max(np.abs(fd))), (B, fd)
 
 
-@pytest.mark.parametrize("kind, other", _cases(), ids=lambda v: v.name if hasattr(v, "name") else ("body" if v else "world"))
+@pytest.mark.parametrize("kind, other", _cases(), ids=lambda v: v.kind if isinstance(v, type) else ("body" if v else "world"))
 @pytest.mark.parametrize("seed", range(3))
 def test_stiffness_matches_central_differences(kind, other, seed):
     rng = np.random.default_rng(10 + seed)
@@ -92,7 +92,7 @@ def test_stiffness_matches_central_differences(kind, other, seed):
     assert np.max(np.abs(K - fd)) <= 1e-6 * (1 + np.max(np.abs(fd))), (K - fd)
 
 
-@pytest.mark.parametrize("kind, other", _cases(), ids=lambda v: v.name if hasattr(v, "name") else ("body" if v else "world"))
+@pytest.mark.parametrize("kind, other", _cases(), ids=lambda v: v.kind if isinstance(v, type) else ("body" if v else "world"))
 @pytest.mark.parametrize("seed", range(3))
 def test_velocity_product_matches_the_second_difference(kind, other, seed):
     """Along x(t) = x + v t, Lambda(t) = exp[w t] Lambda (zero accelerations), g'' = gamma."""
@@ -111,7 +111,7 @@ def test_velocity_product_matches_the_second_difference(kind, other, seed):
 
 
 @pytest.mark.parametrize("scheme", CONSTRAINED)
-@pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.name)
+@pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.kind)
 def test_every_scheme_runs_every_kind(scheme, kind):
     """Two tumbling bodies joined by the kind, the first also held to the world by it, under gravity
     (for the weld: a held still by the world, and b welded to it)."""
@@ -119,45 +119,45 @@ def test_every_scheme_runs_every_kind(scheme, kind):
     J = rbdyn.box_inertia(1.0, (0.3, 0.2, 0.1))
     a = rbdyn.RigidBody("a", 1.0, J, position=(0.0, 0.0, 0.0), omega_body=(1.0, 2.0, 3.0), velocity=(0.1, 0.0, 0.0))
     b = rbdyn.RigidBody("b", 2.0, 2 * J, position=(0.3, 0.1, -0.2), omega_body=(-1.0, 0.5, 2.0))
-    to_world = kind.cls("a", point_body=(0.0, 0.0, 0.2), **kind.cls.random_keys(rng, to_world=True))
-    between = kind.cls("b", point_body=(-0.15, -0.05, 0.1), other="a", **kind.cls.random_keys(rng, to_world=False))
+    to_world = kind("a", point_body=(0.0, 0.0, 0.2), **kind.random_keys(rng, to_world=True))
+    between = kind("b", point_body=(-0.15, -0.05, 0.1), other="a", **kind.random_keys(rng, to_world=False))
     system = rbdyn.System([a, b], constraints=[to_world, between], gravity=(0.0, 0.0, -9.81))
     traj = rbdyn.simulate(system, scheme, 1e-3, 0.2, every=20)
     assert traj.status == "success"
     tol = 1e-12 if "constraint_tol" in rbdyn.get_scheme(scheme).__dataclass_fields__ else 1e-9
     assert traj.constraint.max() <= tol, traj.constraint.max()
-    assert traj.constraint_residuals.shape[1] == 2 * kind.n_rows  # both constraints ran
+    assert traj.constraint_residuals.shape[1] == 2 * kind.n_eq  # both constraints ran
 
 
-@pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.name)
+@pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.kind)
 def test_kind_fits_the_limits(kind):
     """Every kind stays within the limits that size the packed data and the schemes' scratch:
     at most MAX_ROWS rows, a data row of DATA_WIDTH numbers, and (its functions run in Python,
     where an index past the end raises) no more than SCRATCH_VECTORS scratch vectors, data
     numbers, or rows of g, floor, Ba, Bb and gam than it declares."""
-    assert 1 <= kind.n_rows <= MAX_ROWS and kind.n_rows == kind.cls.n_eq
+    assert 1 <= kind.n_eq <= MAX_ROWS
     rng = np.random.default_rng(5)
     for other in (True, False):
         c, n = _make(kind, other, rng)
         data = c.data()
         assert data.shape == (DATA_WIDTH,) and np.all(np.isfinite(data))
         x, R = _perturbed(n, rng)
-        xa, Ra, xb, Rb = c.frames(x, R)
-        rows, s = kind.n_rows, np.zeros((SCRATCH_VECTORS, 3))
+        xa, Ra, xb, Rb = c._poses(x, R)
+        rows, s = kind.n_eq, np.zeros((SCRATCH_VECTORS, 3))
         g, floor = np.zeros(rows), np.zeros(rows)
-        kind.residual.py_func(data[None, :], 0, xa, Ra, xb, Rb, g, floor, 0, s)
+        kind.functions.residual.py_func(data[None, :], 0, xa, Ra, xb, Rb, g, floor, 0, s)
         Ba, Bb = np.zeros((rows, 6)), np.zeros((rows, 6))
-        kind.gradient.py_func(data[None, :], 0, xa, Ra, xb, Rb, Ba, Bb, s)
-        kind.stiffness.py_func(data[None, :], 0, xa, Ra, xb, Rb, rng.normal(size=rows), 0, np.zeros((12, 12)), s)
+        kind.functions.gradient.py_func(data[None, :], 0, xa, Ra, xb, Rb, Ba, Bb, s)
+        kind.functions.stiffness.py_func(data[None, :], 0, xa, Ra, xb, Rb, rng.normal(size=rows), 0, np.zeros((12, 12)), s)
         v, w = rng.normal(size=(2, 3))
-        kind.velocity_product.py_func(data[None, :], 0, xa, Ra, v, w, xb, Rb, -v, -w, np.zeros(rows), 0, s)
+        kind.functions.velocity_product.py_func(data[None, :], 0, xa, Ra, v, w, xb, Rb, -v, -w, np.zeros(rows), 0, s)
         np.testing.assert_array_equal(g, c.residual(x, R))
         np.testing.assert_array_equal(np.hstack([Ba, Bb]), np.hstack(c.gradient(x, R)))
 
 
 def test_registry_is_complete():
-    names = [k.name for k in KINDS]
+    names = [k.kind for k in KINDS]
     assert len(set(names)) == len(names)
     for k in KINDS:
-        assert k.cls.kind == k.name and k.n_rows == k.cls.n_eq
-        assert issubclass(k.cls, rbdyn.constraints.Constraint)
+        assert issubclass(k, rbdyn.constraints.Constraint)
+        assert k.functions._fields == ("residual", "gradient", "stiffness", "velocity_product")

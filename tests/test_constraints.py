@@ -15,7 +15,7 @@ import pytest
 import rbdyn
 from rbdyn import so3, verify
 from jitcheck import with_and_without_jit
-from rbdyn._constraints import lu_solve_inplace, solve_min_norm
+from rbdyn.constraints.solve import lu_solve_inplace, solve_min_norm
 
 RIG = [n for n, c in rbdyn.schemes().items() if c.supports_constraints and n.startswith("rig_")]
 G_PEND = math.pi**2
@@ -210,7 +210,7 @@ def test_singular_constraint_system_is_a_numerical_error(scheme):
     the antipodal point of the rod's circle each step); its singular status is left for a zero
     or non-finite matrix, and it reports other bad systems as "cannot be met" or Newton failures.
     """
-    from rbdyn._scheme import STATUS_SINGULAR, STATUS_TEXT
+    from rbdyn.driver.status import STATUS_SINGULAR, STATUS_TEXT
 
     ball = rbdyn.RigidBody("ball", 1.0, (1e-3, 1e-3, 1e-3), position=(1.0, 0.0, 0.0), velocity=(-200.0, 0.0, 0.0))
     system = rbdyn.System([ball], constraints=[rbdyn.Rod("ball", other_point=(0.0, 0.0, 0.0))],

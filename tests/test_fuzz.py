@@ -448,7 +448,7 @@ def test_ctrl_c_is_one_line_exit_130_and_leaves_out_alone(tmp_path, capsys, monk
         exc.rbdyn_t, exc.rbdyn_step = 0.5, 500
         raise exc
 
-    monkeypatch.setattr(rbdyn.Scenario, "run", interrupted)
+    monkeypatch.setattr(cli, "run", interrupted)
     code = cli.main(["run", "boxes-simple", "--no-progress", "--out", str(out)])
     err = capsys.readouterr().err
     assert calls and code == 130 and "Traceback" not in err and len(err.splitlines()) == 1
@@ -460,7 +460,7 @@ def test_memory_error_is_input_error(monkeypatch, tmp_path, capsys):
     def no_memory(*args, **kw):
         raise MemoryError
 
-    monkeypatch.setattr(rbdyn._simulate, "_output", no_memory)
+    monkeypatch.setattr(rbdyn.driver.records, "output", no_memory)
     with pytest.raises(rbdyn.InputError) as info:
         rbdyn.simulate(rbdyn.System([_box()]), "rk4", 0.1, 1.0)
     assert info.value.field == "every" and "more memory than is available" in str(info.value)

@@ -17,7 +17,7 @@ import pytest
 
 import rbdyn
 from rbdyn import so3, verify
-from rbdyn._genalpha import GenAlpha, consistent_accelerations, gen_alpha_coefficients
+from rbdyn.schemes.gen_alpha import GenAlpha, consistent_accelerations, gen_alpha_coefficients
 
 ORDER_TOL = 0.3
 # expected orders from the literature table (rbdyn/verify/literature.toml), not from the scheme class
@@ -219,7 +219,7 @@ def test_newton_failure_is_a_numerical_error():
 
 def test_same_results_without_jit():
     code = (
-        "import rbdyn, rbdyn._genalpha;"
+        "import rbdyn;"
         "t = rbdyn.load_scenario('heavy-top-kynema').run(t_end=0.02);"
         "c = rbdyn.load_scenario('double-pendulum').run(scheme='gen_alpha', dt=0.01, t_end=0.05);"
         "print(repr(t.x_com[-1, 0].tolist() + t.R_world_body[-1, 0].ravel().tolist() + c.x_com[-1].ravel().tolist()))"

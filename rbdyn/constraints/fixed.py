@@ -16,14 +16,62 @@ import dataclasses
 
 import numpy as np
 
-from ._base import Constraint, compiled_kind
-from ._blocks import (body_vector, coincident_gradient, coincident_stiffness, coincident_velocity_product,
-                      perpendicular_gradient, perpendicular_stiffness, perpendicular_velocity_product, point_pair)
+from .._validate import store
+from .base import Constraint, compiled_functions
+from .geometry import (EPS, GAP, body_vector, coincident_gradient, coincident_stiffness, coincident_velocity_product,
+                       perpendicular_gradient, perpendicular_stiffness, perpendicular_velocity_product, point_pair)
 
 __all__ = ["FixedJoint"]
 
-_EPS = 2.220446049250313e-16
 _PAIRS = ((0, 1), (1, 2), (2, 0))  # rows u_1.w_2, u_2.w_3, u_3.w_1
+
+
+# The data row: s_a 0:3, s_b 3:6, a's axes 6:15, b's axes 15:24 (three each, one after the other).
+# Scratch rows: the point pair's 0-2, a's axis u in 4, b's axis w in 5.
+_U, _W = 4, 5
+
+
+def residual(data, k, xa, Ra, xb, Rb, g, floor, r0, s):
+    scale = point_pair(xa, Ra, xb, Rb, data, k, s)
+    for i in range(3):
+        g[r0 + i] = s[GAP, i]
+        floor[r0 + i] = 16.0 * EPS * scale
+    for c in range(3):
+        ia, ib = _PAIRS[c]
+        body_vector(Ra, data, k, 6 + 3 * ia, s, _U)
+        body_vector(Rb, data, k, 15 + 3 * ib, s, _W)
+        g[r0 + 3 + c] = s[_U, 0] * s[_W, 0] + s[_U, 1] * s[_W, 1] + s[_U, 2] * s[_W, 2]
+        floor[r0 + 3 + c] = 16.0 * EPS
+
+
+def gradient(data, k, xa, Ra, xb, Rb, Ba, Bb, s):
+    point_pair(xa, Ra, xb, Rb, data, k, s)
+    coincident_gradient(s, Ba, Bb, 0)
+    for c in range(3):
+        ia, ib = _PAIRS[c]
+        body_vector(Ra, data, k, 6 + 3 * ia, s, _U)
+        body_vector(Rb, data, k, 15 + 3 * ib, s, _W)
+        perpendicular_gradient(s, _U, _W, Ba, Bb, 3 + c)
+
+
+def stiffness(data, k, xa, Ra, xb, Rb, lam, r0, K, s):
+    point_pair(xa, Ra, xb, Rb, data, k, s)
+    coincident_stiffness(s, lam, r0, K)
+    for c in range(3):
+        ia, ib = _PAIRS[c]
+        body_vector(Ra, data, k, 6 + 3 * ia, s, _U)
+        body_vector(Rb, data, k, 15 + 3 * ib, s, _W)
+        perpendicular_stiffness(s, _U, _W, lam[r0 + 3 + c], K)
+
+
+def velocity_product(data, k, xa, Ra, va, wa, xb, Rb, vb, wb, gam, r0, s):
+    point_pair(xa, Ra, xb, Rb, data, k, s)
+    coincident_velocity_product(s, wa, wb, gam, r0)
+    for c in range(3):
+        ia, ib = _PAIRS[c]
+        body_vector(Ra, data, k, 6 + 3 * ia, s, _U)
+        body_vector(Rb, data, k, 15 + 3 * ib, s, _W)
+        gam[r0 + 3 + c] += perpendicular_velocity_product(s, _U, wa, _W, wb)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -36,64 +84,19 @@ class FixedJoint(Constraint):
         As for :class:`SphericalJoint`: the point the two share.
     """
 
+    #: *a*'s axes in *b*'s frame at t = 0 (column k: axis k), filled in when a system resolves it.
+    axes_b: np.ndarray | None = dataclasses.field(default=None, init=False, repr=False)
+
     kind = "fixed"
     n_eq = 6
+    functions = compiled_functions(residual, gradient, stiffness, velocity_product)
 
     def _resolve_kind(self, where, origins, R0):
         xa, Ra, xb, Rb = self.frames(origins, R0)
-        object.__setattr__(self, "_axes_b", Rb.T @ Ra)  # column k: a's axis k in b's frame at t = 0
+        store(self, axes_b=Rb.T @ Ra)
 
     def data(self):
         row = super().data()
         row[6:15] = np.eye(3).ravel()  # a's axes e_1, e_2, e_3 in a's frame, one after the other
-        row[15:24] = self._axes_b.T.ravel()
+        row[15:24] = self.axes_b.T.ravel()
         return row
-
-
-# The data row: s_a 0:3, s_b 3:6, a's axes 6:15, b's axes 15:24 (three each, one after the other).
-
-
-def residual(data, k, xa, Ra, xb, Rb, g, floor, r0, s):
-    scale = point_pair(xa, Ra, data[k, 0:3], xb, Rb, data[k, 3:6], s[0], s[1], s[2])
-    for i in range(3):
-        g[r0 + i] = s[2, i]
-        floor[r0 + i] = 16.0 * _EPS * scale
-    for c in range(3):
-        ia, ib = _PAIRS[c]
-        body_vector(Ra, data[k, 6 + 3 * ia: 9 + 3 * ia], s[3])
-        body_vector(Rb, data[k, 15 + 3 * ib: 18 + 3 * ib], s[4])
-        g[r0 + 3 + c] = s[3, 0] * s[4, 0] + s[3, 1] * s[4, 1] + s[3, 2] * s[4, 2]
-        floor[r0 + 3 + c] = 16.0 * _EPS
-
-
-def gradient(data, k, xa, Ra, xb, Rb, Ba, Bb, s):
-    point_pair(xa, Ra, data[k, 0:3], xb, Rb, data[k, 3:6], s[0], s[1], s[2])
-    coincident_gradient(s[0], s[1], Ba, Bb, 0)
-    for c in range(3):
-        ia, ib = _PAIRS[c]
-        body_vector(Ra, data[k, 6 + 3 * ia: 9 + 3 * ia], s[3])
-        body_vector(Rb, data[k, 15 + 3 * ib: 18 + 3 * ib], s[4])
-        perpendicular_gradient(s[3], s[4], Ba, Bb, 3 + c)
-
-
-def stiffness(data, k, xa, Ra, xb, Rb, lam, r0, K, s):
-    point_pair(xa, Ra, data[k, 0:3], xb, Rb, data[k, 3:6], s[0], s[1], s[2])
-    coincident_stiffness(s[0], s[1], lam, r0, K)
-    for c in range(3):
-        ia, ib = _PAIRS[c]
-        body_vector(Ra, data[k, 6 + 3 * ia: 9 + 3 * ia], s[3])
-        body_vector(Rb, data[k, 15 + 3 * ib: 18 + 3 * ib], s[4])
-        perpendicular_stiffness(s[3], s[4], lam[r0 + 3 + c], K)
-
-
-def velocity_product(data, k, xa, Ra, va, wa, xb, Rb, vb, wb, gam, r0, s):
-    point_pair(xa, Ra, data[k, 0:3], xb, Rb, data[k, 3:6], s[0], s[1], s[2])
-    coincident_velocity_product(s[0], wa, s[1], wb, gam, r0)
-    for c in range(3):
-        ia, ib = _PAIRS[c]
-        body_vector(Ra, data[k, 6 + 3 * ia: 9 + 3 * ia], s[3])
-        body_vector(Rb, data[k, 15 + 3 * ib: 18 + 3 * ib], s[4])
-        gam[r0 + 3 + c] += perpendicular_velocity_product(s[3], wa, s[4], wb)
-
-
-KIND = compiled_kind("fixed", FixedJoint, residual, gradient, stiffness, velocity_product)

@@ -14,13 +14,12 @@ import dataclasses
 import numpy as np
 
 from .._errors import InputError
-from ._base import Constraint, compiled_kind, unit_vector
-from ._blocks import (body_vector, coincident_gradient, coincident_stiffness, coincident_velocity_product,
-                      perpendicular_gradient, perpendicular_stiffness, perpendicular_velocity_product, point_pair)
+from .._validate import store
+from .base import Constraint, compiled_functions, unit_vector
+from .geometry import (EPS, GAP, body_vector, coincident_gradient, coincident_stiffness, coincident_velocity_product,
+                       perpendicular_gradient, perpendicular_stiffness, perpendicular_velocity_product, point_pair)
 
 __all__ = ["RevoluteJoint"]
-
-_EPS = 2.220446049250313e-16
 
 
 def perpendicular_basis(axis):
@@ -31,6 +30,50 @@ def perpendicular_basis(axis):
     b1 = np.cross(axis, e)
     b1 /= np.linalg.norm(b1)
     return b1, np.cross(axis, b1)
+
+
+# The data row: s_a 0:3, s_b 3:6, e_a 6:9, e_b1 9:12, e_b2 12:15. Scratch rows: the point pair's
+# 0-2, the axis u of a in 4, a direction w of b in 5.
+_U, _W = 4, 5
+
+
+def residual(data, k, xa, Ra, xb, Rb, g, floor, r0, s):
+    scale = point_pair(xa, Ra, xb, Rb, data, k, s)
+    for i in range(3):
+        g[r0 + i] = s[GAP, i]
+        floor[r0 + i] = 16.0 * EPS * scale
+    body_vector(Ra, data, k, 6, s, _U)
+    for c in range(2):
+        body_vector(Rb, data, k, 9 + 3 * c, s, _W)
+        g[r0 + 3 + c] = s[_U, 0] * s[_W, 0] + s[_U, 1] * s[_W, 1] + s[_U, 2] * s[_W, 2]
+        floor[r0 + 3 + c] = 16.0 * EPS
+
+
+def gradient(data, k, xa, Ra, xb, Rb, Ba, Bb, s):
+    point_pair(xa, Ra, xb, Rb, data, k, s)
+    coincident_gradient(s, Ba, Bb, 0)
+    body_vector(Ra, data, k, 6, s, _U)
+    for c in range(2):
+        body_vector(Rb, data, k, 9 + 3 * c, s, _W)
+        perpendicular_gradient(s, _U, _W, Ba, Bb, 3 + c)
+
+
+def stiffness(data, k, xa, Ra, xb, Rb, lam, r0, K, s):
+    point_pair(xa, Ra, xb, Rb, data, k, s)
+    coincident_stiffness(s, lam, r0, K)
+    body_vector(Ra, data, k, 6, s, _U)
+    for c in range(2):
+        body_vector(Rb, data, k, 9 + 3 * c, s, _W)
+        perpendicular_stiffness(s, _U, _W, lam[r0 + 3 + c], K)
+
+
+def velocity_product(data, k, xa, Ra, va, wa, xb, Rb, vb, wb, gam, r0, s):
+    point_pair(xa, Ra, xb, Rb, data, k, s)
+    coincident_velocity_product(s, wa, wb, gam, r0)
+    body_vector(Ra, data, k, 6, s, _U)
+    for c in range(2):
+        body_vector(Rb, data, k, 9 + 3 * c, s, _W)
+        gam[r0 + 3 + c] += perpendicular_velocity_product(s, _U, wa, _W, wb)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -53,13 +96,14 @@ class RevoluteJoint(Constraint):
 
     kind = "revolute"
     n_eq = 5
+    functions = compiled_functions(residual, gradient, stiffness, velocity_product)
     keys = Constraint.keys | {"axis_body", "other_axis"}
 
     def __post_init__(self):
         super().__post_init__()
-        object.__setattr__(self, "axis_body", unit_vector(self.axis_body, "constraint.revolute.axis_body"))
+        store(self, axis_body=unit_vector(self.axis_body, "constraint.revolute.axis_body"))
         if self.other_axis is not None:
-            object.__setattr__(self, "other_axis", unit_vector(self.other_axis, "constraint.revolute.other_axis"))
+            store(self, other_axis=unit_vector(self.other_axis, "constraint.revolute.other_axis"))
 
     @classmethod
     def random_keys(cls, rng, to_world):
@@ -68,7 +112,7 @@ class RevoluteJoint(Constraint):
     def _resolve_kind(self, where, origins, R0):
         xa, Ra, xb, Rb = self.frames(origins, R0)
         if self.other_axis is None:
-            object.__setattr__(self, "other_axis", Rb.T @ (Ra @ self.axis_body))
+            store(self, other_axis=Rb.T @ (Ra @ self.axis_body))
         elif abs(abs(float((Ra @ self.axis_body) @ (Rb @ self.other_axis))) - 1.0) > 1e-6:
             raise InputError(f"{where}.other_axis", "must be parallel at t = 0 to axis_body (both in their "
                                                     "bodies' frames, the world's for the world)")
@@ -84,48 +128,3 @@ class RevoluteJoint(Constraint):
     @classmethod
     def _vector_keys(cls):
         return ("axis_body", "other_axis")
-
-
-# The data row: s_a 0:3, s_b 3:6, e_a 6:9, e_b1 9:12, e_b2 12:15.
-
-
-def residual(data, k, xa, Ra, xb, Rb, g, floor, r0, s):
-    scale = point_pair(xa, Ra, data[k, 0:3], xb, Rb, data[k, 3:6], s[0], s[1], s[2])
-    for i in range(3):
-        g[r0 + i] = s[2, i]
-        floor[r0 + i] = 16.0 * _EPS * scale
-    body_vector(Ra, data[k, 6:9], s[3])
-    for c in range(2):
-        body_vector(Rb, data[k, 9 + 3 * c: 12 + 3 * c], s[4])
-        g[r0 + 3 + c] = s[3, 0] * s[4, 0] + s[3, 1] * s[4, 1] + s[3, 2] * s[4, 2]
-        floor[r0 + 3 + c] = 16.0 * _EPS
-
-
-def gradient(data, k, xa, Ra, xb, Rb, Ba, Bb, s):
-    point_pair(xa, Ra, data[k, 0:3], xb, Rb, data[k, 3:6], s[0], s[1], s[2])
-    coincident_gradient(s[0], s[1], Ba, Bb, 0)
-    body_vector(Ra, data[k, 6:9], s[3])
-    for c in range(2):
-        body_vector(Rb, data[k, 9 + 3 * c: 12 + 3 * c], s[4])
-        perpendicular_gradient(s[3], s[4], Ba, Bb, 3 + c)
-
-
-def stiffness(data, k, xa, Ra, xb, Rb, lam, r0, K, s):
-    point_pair(xa, Ra, data[k, 0:3], xb, Rb, data[k, 3:6], s[0], s[1], s[2])
-    coincident_stiffness(s[0], s[1], lam, r0, K)
-    body_vector(Ra, data[k, 6:9], s[3])
-    for c in range(2):
-        body_vector(Rb, data[k, 9 + 3 * c: 12 + 3 * c], s[4])
-        perpendicular_stiffness(s[3], s[4], lam[r0 + 3 + c], K)
-
-
-def velocity_product(data, k, xa, Ra, va, wa, xb, Rb, vb, wb, gam, r0, s):
-    point_pair(xa, Ra, data[k, 0:3], xb, Rb, data[k, 3:6], s[0], s[1], s[2])
-    coincident_velocity_product(s[0], wa, s[1], wb, gam, r0)
-    body_vector(Ra, data[k, 6:9], s[3])
-    for c in range(2):
-        body_vector(Rb, data[k, 9 + 3 * c: 12 + 3 * c], s[4])
-        gam[r0 + 3 + c] += perpendicular_velocity_product(s[3], wa, s[4], wb)
-
-
-KIND = compiled_kind("revolute", RevoluteJoint, residual, gradient, stiffness, velocity_product)

@@ -12,13 +12,38 @@ import math
 import numpy as np
 
 from .._errors import InputError
-from .._jit import njit
-from ._base import Constraint, compiled_kind
-from ._blocks import distance_gradient, distance_stiffness, distance_velocity_product, point_pair
+from .._validate import store
+from .base import Constraint, compiled_functions
+from .geometry import (EPS, GAP, distance_gradient, distance_stiffness, distance_velocity_product, point_pair,
+                       rod_direction)
 
 __all__ = ["Rod"]
 
-_EPS = 2.220446049250313e-16
+
+def residual(data, k, xa, Ra, xb, Rb, g, floor, r0, s):
+    scale = point_pair(xa, Ra, xb, Rb, data, k, s)
+    g[r0] = np.sqrt(s[GAP, 0] * s[GAP, 0] + s[GAP, 1] * s[GAP, 1] + s[GAP, 2] * s[GAP, 2]) - data[k, 6]
+    floor[r0] = 16.0 * EPS * (scale + data[k, 6])
+
+
+def gradient(data, k, xa, Ra, xb, Rb, Ba, Bb, s):
+    point_pair(xa, Ra, xb, Rb, data, k, s)
+    rod_direction(s)  # a rod whose ends meet has no direction: zero rows, which the solvers find singular
+    distance_gradient(s, Ba, Bb, 0)
+
+
+def stiffness(data, k, xa, Ra, xb, Rb, lam, r0, K, s):
+    point_pair(xa, Ra, xb, Rb, data, k, s)
+    dist = rod_direction(s)
+    if dist > 0.0:
+        distance_stiffness(s, dist, lam[r0], K)
+
+
+def velocity_product(data, k, xa, Ra, va, wa, xb, Rb, vb, wb, gam, r0, s):
+    point_pair(xa, Ra, xb, Rb, data, k, s)
+    dist = rod_direction(s)
+    if dist > 0.0:
+        gam[r0] += distance_velocity_product(s, va, wa, vb, wb, dist)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -36,6 +61,7 @@ class Rod(Constraint):
     kind = "rod"
     placement_key = "length"
     n_eq = 1
+    functions = compiled_functions(residual, gradient, stiffness, velocity_product)
     keys = Constraint.keys | {"length"}
 
     def __post_init__(self):
@@ -50,7 +76,7 @@ class Rod(Constraint):
                 ok = False
             if not ok:
                 raise InputError("constraint.rod.length", f"must be a finite number > 0 with a finite inverse, got {v!r}")
-            object.__setattr__(self, "length", float(v))
+            store(self, length=float(v))
 
     @classmethod
     def random_keys(cls, rng, to_world):
@@ -63,7 +89,7 @@ class Rod(Constraint):
             if self.other is None:
                 raise InputError(f"{where}.other_point", "a rod to the world needs the world point of its fixed end")
             # a rod's far end defaults to the other body's origin
-            object.__setattr__(self, "other_point", np.zeros(3))
+            store(self, other_point=np.zeros(3))
         super()._resolve(index, where, origins, R0)
 
     def _resolve_kind(self, where, origins, R0):
@@ -72,7 +98,7 @@ class Rod(Constraint):
             d = (xa + Ra @ self.point_body) - (xb + Rb @ self.other_point)
             if np.linalg.norm(d) <= 1e-9 * (1.0 + np.max(np.abs(origins))):
                 raise InputError(f"{where}.length", "the rod's end points coincide at t = 0: give a length > 0")
-            object.__setattr__(self, "length", float(np.linalg.norm(d)))
+            store(self, length=float(np.linalg.norm(d)))
 
     def data(self):
         row = super().data()
@@ -85,43 +111,3 @@ class Rod(Constraint):
     @classmethod
     def _number_keys(cls):
         return ("length",)
-
-
-def residual(data, k, xa, Ra, xb, Rb, g, floor, r0, s):
-    d = s[2]
-    scale = point_pair(xa, Ra, data[k, 0:3], xb, Rb, data[k, 3:6], s[0], s[1], d)
-    g[r0] = np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) - data[k, 6]
-    floor[r0] = 16.0 * _EPS * (scale + data[k, 6])
-
-
-@njit
-def _direction(s):
-    """``n = d/|d|`` into ``s[3]``; returns ``|d|`` (0 when the ends meet)."""
-    d = s[2]
-    dist = np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
-    for i in range(3):
-        s[3, i] = d[i] / dist if dist > 0.0 else 0.0
-    return dist
-
-
-def gradient(data, k, xa, Ra, xb, Rb, Ba, Bb, s):
-    point_pair(xa, Ra, data[k, 0:3], xb, Rb, data[k, 3:6], s[0], s[1], s[2])
-    _direction(s)  # a rod whose ends meet has no direction: zero rows, which the solvers find singular
-    distance_gradient(s[0], s[1], s[3], Ba, Bb, 0)
-
-
-def stiffness(data, k, xa, Ra, xb, Rb, lam, r0, K, s):
-    point_pair(xa, Ra, data[k, 0:3], xb, Rb, data[k, 3:6], s[0], s[1], s[2])
-    dist = _direction(s)
-    if dist > 0.0:
-        distance_stiffness(s[0], s[1], s[3], dist, lam[r0], K)
-
-
-def velocity_product(data, k, xa, Ra, va, wa, xb, Rb, vb, wb, gam, r0, s):
-    point_pair(xa, Ra, data[k, 0:3], xb, Rb, data[k, 3:6], s[0], s[1], s[2])
-    dist = _direction(s)
-    if dist > 0.0:
-        gam[r0] += distance_velocity_product(s[0], va, wa, s[1], vb, wb, s[3], dist)
-
-
-KIND = compiled_kind("rod", Rod, residual, gradient, stiffness, velocity_product)

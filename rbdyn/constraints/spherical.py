@@ -8,12 +8,32 @@ from __future__ import annotations
 
 import dataclasses
 
-from ._base import Constraint, compiled_kind
-from ._blocks import coincident_gradient, coincident_stiffness, coincident_velocity_product, point_pair
+from .base import Constraint, compiled_functions
+from .geometry import EPS, GAP, coincident_gradient, coincident_stiffness, coincident_velocity_product, point_pair
 
 __all__ = ["SphericalJoint"]
 
-_EPS = 2.220446049250313e-16
+
+def residual(data, k, xa, Ra, xb, Rb, g, floor, r0, s):
+    scale = point_pair(xa, Ra, xb, Rb, data, k, s)
+    for i in range(3):
+        g[r0 + i] = s[GAP, i]
+        floor[r0 + i] = 16.0 * EPS * scale
+
+
+def gradient(data, k, xa, Ra, xb, Rb, Ba, Bb, s):
+    point_pair(xa, Ra, xb, Rb, data, k, s)
+    coincident_gradient(s, Ba, Bb, 0)
+
+
+def stiffness(data, k, xa, Ra, xb, Rb, lam, r0, K, s):
+    point_pair(xa, Ra, xb, Rb, data, k, s)
+    coincident_stiffness(s, lam, r0, K)
+
+
+def velocity_product(data, k, xa, Ra, va, wa, xb, Rb, vb, wb, gam, r0, s):
+    point_pair(xa, Ra, xb, Rb, data, k, s)
+    coincident_velocity_product(s, wa, wb, gam, r0)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -27,28 +47,4 @@ class SphericalJoint(Constraint):
 
     kind = "spherical"
     n_eq = 3
-
-
-def residual(data, k, xa, Ra, xb, Rb, g, floor, r0, s):
-    scale = point_pair(xa, Ra, data[k, 0:3], xb, Rb, data[k, 3:6], s[0], s[1], s[2])
-    for i in range(3):
-        g[r0 + i] = s[2, i]
-        floor[r0 + i] = 16.0 * _EPS * scale
-
-
-def gradient(data, k, xa, Ra, xb, Rb, Ba, Bb, s):
-    point_pair(xa, Ra, data[k, 0:3], xb, Rb, data[k, 3:6], s[0], s[1], s[2])
-    coincident_gradient(s[0], s[1], Ba, Bb, 0)
-
-
-def stiffness(data, k, xa, Ra, xb, Rb, lam, r0, K, s):
-    point_pair(xa, Ra, data[k, 0:3], xb, Rb, data[k, 3:6], s[0], s[1], s[2])
-    coincident_stiffness(s[0], s[1], lam, r0, K)
-
-
-def velocity_product(data, k, xa, Ra, va, wa, xb, Rb, vb, wb, gam, r0, s):
-    point_pair(xa, Ra, data[k, 0:3], xb, Rb, data[k, 3:6], s[0], s[1], s[2])
-    coincident_velocity_product(s[0], wa, s[1], wb, gam, r0)
-
-
-KIND = compiled_kind("spherical", SphericalJoint, residual, gradient, stiffness, velocity_product)
+    functions = compiled_functions(residual, gradient, stiffness, velocity_product)

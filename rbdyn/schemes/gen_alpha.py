@@ -52,15 +52,18 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._constraints import blocks_call, kind_gradient, kind_velocity_product, lu_solve_inplace, pose_into, solve_min_norm
-from ._data import body_loads_into, eval_loads, user_loads_into
-from ._driver import STATUS_REPORT, count_iterations, report, start
-from ._errors import InputError
-from ._jit import borrow, njit, njit_inline, quiet
-from ._scheme import STATUS_CONSTRAINT, STATUS_NEWTON, STATUS_NONFINITE, STATUS_OK, STATUS_SINGULAR, Scheme, _callback_loads, _isfinite
-from ._small import body_finite, exp_scaled_into, matmul_into, reorthonormalize, rodrigues_into, solve3, sub_hat
-from .constraints._base import MAX_ROWS, SCRATCH_VECTORS
-from .so3 import _sinc_coeffs
+from .._compile import njit, njit_inline, quiet
+from .._errors import InputError
+from ..constraints.assembly import blocks_into, kind_gradient, kind_velocity_product, pose, scratch
+from ..constraints.base import MAX_ROWS, SCRATCH_VECTORS
+from ..constraints.solve import lu_solve_inplace, solve_min_norm
+from ..driver.report import count_iterations, record_due, report, schedule, start
+from ..driver.status import STATUS_CONSTRAINT, STATUS_NEWTON, STATUS_NONFINITE, STATUS_OK, STATUS_REPORT, STATUS_SINGULAR
+from ..model.arrays import body_loads_into, eval_loads, has_user_loads, user_loads_into, user_scratch
+from ..so3 import (exp_coefficients, exp_scaled, mat3, mat_mul, mat_T_vec, mat_vec, minus_hat, put_mat3, put_vec3,
+                   reorthonormalized, rodrigues, solve3, vec3)
+from .base import Scheme, _callback_loads, _isfinite
+from .common import row_finite
 
 __all__ = ["GenAlpha", "gen_alpha_coefficients", "consistent_accelerations"]
 
@@ -81,14 +84,15 @@ def gen_alpha_coefficients(rho_inf: float) -> tuple[float, float, float, float]:
 
 # -- layout --------------------------------------------------------------------
 #
-# A step allocates nothing: the scratch (GenAlphaWork) is made once per run. Bodies in at
+# A step allocates nothing: a body's terms are values (the value forms of rbdyn.so3), and the
+# arrays of the step (GenAlphaWork) are made once per kernel call. Bodies in at
 # least one constraint form one coupled group, solved with one dense matrix of their unknowns
 # (6 for a free body, 3 for a pivoted one) and the constraint rows; every other body is
 # stepped on its own, start to end (a diagonal translation and a 3x3 rotation solve per
 # iteration, its loads evaluated at every iteration). Each group has its own convergence test,
 # so that the motion of a body does not depend on the unrelated bodies of the system; the
 # step's iteration count is the largest of the groups'. Only body_loads_into is called as a
-# module global (see rbdyn._jit.python_variant).
+# module global (see rbdyn._compile.python_variant).
 #
 # Velocities, accelerations and Newton increments are in world components,
 # in the order (translation, rotation); a pivoted body's translation
@@ -117,37 +121,15 @@ class GenAlphaParams(NamedTuple):
     newton_max_iter: int
 
 
-class BodyScratch(NamedTuple):
-    """3x3 and vector scratch of one body's Newton iteration."""
-
-    rho: np.ndarray
-    G: np.ndarray
-    K: np.ndarray
-    Jl: np.ndarray
-    S: np.ndarray
-    H: np.ndarray
-    res: np.ndarray
-    y: np.ndarray
-    w: np.ndarray
-    p: np.ndarray
-    q: np.ndarray
-    r: np.ndarray
-    f: np.ndarray
-
-
 class CoupledScratch(NamedTuple):
     """Scratch of the coupled group's assembly: inertia and gyroscopic matrices of its bodies,
-    and the constraint dispatch's (two poses, the gradient rows, the 12 x 12 stiffness)."""
+    the constraint assembly's scratch (:class:`rbdyn.constraints.assembly.Scratch`), the 12 x 12
+    stiffness of one constraint, the round-off floor of the residuals, copies of the matrix and
+    the right-hand side for the minimum-norm solve."""
 
     rho_b: np.ndarray
     G_b: np.ndarray
-    xa: np.ndarray
-    Ra: np.ndarray
-    xb: np.ndarray
-    Rb: np.ndarray
-    s: np.ndarray
-    Ba: np.ndarray
-    Bb: np.ndarray
+    assembly: tuple
     Kc: np.ndarray
     cfloor: np.ndarray
     S_copy: np.ndarray
@@ -155,9 +137,11 @@ class CoupledScratch(NamedTuple):
 
 
 class GenAlphaWork(NamedTuple):
-    """Scratch of a run. ``coef`` holds alpha_m, alpha_f, gamma, beta, beta', gamma' and the
-    conditioner beta h^2 of the run's step; ``dof`` the first unknown of each coupled body
-    (-1 for the others), ``n_dof`` the coupled group's body unknowns."""
+    """The arrays of a kernel call. ``coef`` holds alpha_m, alpha_f, gamma, beta, beta', gamma'
+    and the conditioner beta h^2 of the run's step; ``dof`` the first unknown of each coupled body
+    (-1 for the others), ``n_dof`` the coupled group's body unknowns; ``F``, ``T`` the loads,
+    ``V`` the velocities, ``dq`` the increments, ``x0``, ``R0`` the configuration at the step's
+    start, of every body; ``S``, ``rhs`` the coupled group's Newton system."""
 
     coef: np.ndarray
     dof: np.ndarray
@@ -168,124 +152,122 @@ class GenAlphaWork(NamedTuple):
     dq: np.ndarray
     x0: np.ndarray
     R0: np.ndarray
-    E: np.ndarray
     S: np.ndarray
     rhs: np.ndarray
-    loads: np.ndarray
-    body: BodyScratch
     coupled: CoupledScratch
 
 
-def make_work(model, n_rows) -> GenAlphaWork:
-    """Scratch for ``model`` with ``n_rows`` constraint rows."""
-    pivoted = model.bodies.pivoted
+@njit_inline
+def _work(pivoted, c_bodies, n_rows):
+    """The arrays of a kernel call (:class:`GenAlphaWork`) for bodies ``pivoted`` (0/1), the
+    constrained ones ``c_bodies`` and ``n_rows`` constraint rows."""
     nb = pivoted.shape[0]
     dof = np.full(nb, -1, dtype=np.int64)
     nd = 0
-    for i in model.constraints.c_bodies:
-        dof[i] = nd
-        nd += 6 if pivoted[i] == 0 else 3
+    for j in range(c_bodies.shape[0]):
+        dof[c_bodies[j]] = nd
+        nd += 6 if pivoted[c_bodies[j]] == 0 else 3
     nt = nd + n_rows
-    m3 = lambda: np.empty((3, 3))  # noqa: E731
-    v3 = lambda: np.empty(3)  # noqa: E731
-    nc = nb if n_rows else 0
-    return GenAlphaWork(
-        np.empty(7), dof, nd,
-        np.empty((nb, 3)), np.empty((nb, 3)), np.empty((nb, 6)), np.empty((nb, 6)), np.empty((nb, 3)),
-        np.empty((nb, 3, 3)), m3(), np.empty((nt, nt)), np.empty(nt), np.empty((4, 3)),
-        BodyScratch(m3(), m3(), m3(), m3(), m3(), m3(), np.empty(6), np.empty(6), v3(), v3(), v3(), v3(), v3()),
-        CoupledScratch(np.empty((nc, 3, 3)), np.empty((nc, 3, 3)), v3(), m3(), v3(), m3(),
-                       np.empty((SCRATCH_VECTORS, 3)), np.empty((MAX_ROWS, 6)), np.empty((MAX_ROWS, 6)),
-                       np.empty((12, 12)), np.empty(nt), np.empty((nt, nt)),
-                       np.empty(nt)),
-    )
+    nc = nb if n_rows > 0 else 0
+    coupled = CoupledScratch(rho_b=np.empty((nc, 3, 3)), G_b=np.empty((nc, 3, 3)), assembly=scratch(),
+                             Kc=np.empty((12, 12)), cfloor=np.empty(nt), S_copy=np.empty((nt, nt)),
+                             rhs_copy=np.empty(nt))
+    return GenAlphaWork(coef=np.empty(7), dof=dof, n_dof=nd, F=np.empty((nb, 3)), T=np.empty((nb, 3)),
+                        V=np.empty((nb, 6)), dq=np.empty((nb, 6)), x0=np.empty((nb, 3)), R0=np.empty((nb, 3, 3)),
+                        S=np.empty((nt, nt)), rhs=np.empty(nt), coupled=coupled)
 
 
 @njit_inline
-def _body_terms(model, i, R, V, vd, F, T, rho, G, K, res, w, p, q, H):
-    """Inertia ``rho = R J R^T``, gyroscopic matrix ``G``, stiffness ``K`` and
-    residual ``res`` (translation, rotation) of body ``i``.
+def _times_hat(M, u):
+    """``M hat(u)``."""
+    return (M[1] * u[2] - M[2] * u[1], M[2] * u[0] - M[0] * u[2], M[0] * u[1] - M[1] * u[0],
+            M[4] * u[2] - M[5] * u[1], M[5] * u[0] - M[3] * u[2], M[3] * u[1] - M[4] * u[0],
+            M[7] * u[2] - M[8] * u[1], M[8] * u[0] - M[6] * u[2], M[6] * u[1] - M[7] * u[0])
 
-    ``K`` is the derivative of the inertial residual with respect to a
-    spatial rotation increment. The loads add no stiffness: the moments of
-    forces applied away from the body origin (gravity on a pivoted body,
-    point forces) depend on the rotation, but leaving that out changes only
-    the rate of Newton's method, not its solution, and keeps the iteration
-    the same for a built-in load and the same load given as a Python
-    callback. ``w``, ``p``, ``q`` are 3-vector scratch, ``H`` 3x3 scratch.
+
+@njit_inline
+def _hat_times(u, M):
+    """``hat(u) M``."""
+    return (u[1] * M[6] - u[2] * M[3], u[1] * M[7] - u[2] * M[4], u[1] * M[8] - u[2] * M[5],
+            u[2] * M[0] - u[0] * M[6], u[2] * M[1] - u[0] * M[7], u[2] * M[2] - u[0] * M[8],
+            u[0] * M[3] - u[1] * M[0], u[0] * M[4] - u[1] * M[1], u[0] * M[5] - u[1] * M[2])
+
+
+@njit_inline
+def _times_transposed(A, B):
+    """``A B^T``."""
+    return (A[0] * B[0] + A[1] * B[1] + A[2] * B[2], A[0] * B[3] + A[1] * B[4] + A[2] * B[5],
+            A[0] * B[6] + A[1] * B[7] + A[2] * B[8],
+            A[3] * B[0] + A[4] * B[1] + A[5] * B[2], A[3] * B[3] + A[4] * B[4] + A[5] * B[5],
+            A[3] * B[6] + A[4] * B[7] + A[5] * B[8],
+            A[6] * B[0] + A[7] * B[1] + A[8] * B[2], A[6] * B[3] + A[7] * B[4] + A[8] * B[5],
+            A[6] * B[6] + A[7] * B[7] + A[8] * B[8])
+
+
+@njit_inline
+def _body_terms(mass, J, pivoted, R, w, vd_t, wd, F, T):
+    """Inertia ``rho = R J R^T``, gyroscopic matrix ``G``, stiffness ``K`` and residual ``res``
+    (translation, rotation: ``(res_t, res_r)``) of one body: ``(rho, G, K, res_t, res_r)``.
+
+    ``w`` is the spatial angular velocity, ``vd_t`` and ``wd`` the true accelerations
+    (translation, rotation), ``F``, ``T`` the loads. ``K`` is the derivative of the inertial
+    residual with respect to a spatial rotation increment. The loads add no stiffness: the
+    moments of forces applied away from the body origin (gravity on a pivoted body, point
+    forces) depend on the rotation, but leaving that out changes only the rate of Newton's
+    method, not its solution, and keeps the iteration the same for a built-in load and the same
+    load given as a Python callback.
     """
-    mass, J, pivoted = model.bodies.mass, model.bodies.inertia, model.bodies.pivoted
-    Ri = R[i]
-    matmul_into(Ri, J[i], H)
-    for a in range(3):
-        for b in range(3):
-            rho[a, b] = H[a, 0] * Ri[b, 0] + H[a, 1] * Ri[b, 1] + H[a, 2] * Ri[b, 2]
-    for a in range(3):
-        w[a] = V[i, 3 + a]
-    for a in range(3):
-        p[a] = rho[a, 0] * w[0] + rho[a, 1] * w[1] + rho[a, 2] * w[2]  # rho omega
-        q[a] = rho[a, 0] * vd[i, 3] + rho[a, 1] * vd[i, 4] + rho[a, 2] * vd[i, 5]  # rho omega_dot
-    # residual
-    if pivoted[i] == 0:
-        for a in range(3):
-            res[a] = mass[i] * vd[i, a] - F[i, a]
+    rho = _times_transposed(mat_mul(R, J), R)
+    p = mat_vec(rho, w)  # rho omega
+    q = mat_vec(rho, wd)  # rho omega_dot
+    if pivoted == 0:
+        res_t = (mass * vd_t[0] - F[0], mass * vd_t[1] - F[1], mass * vd_t[2] - F[2])
     else:
-        for a in range(3):
-            res[a] = 0.0
-    res[3] = q[0] + (w[1] * p[2] - w[2] * p[1]) - T[i, 0]
-    res[4] = q[1] + (w[2] * p[0] - w[0] * p[2]) - T[i, 1]
-    res[5] = q[2] + (w[0] * p[1] - w[1] * p[0]) - T[i, 2]
+        res_t = (0.0, 0.0, 0.0)
+    res_r = (q[0] + (w[1] * p[2] - w[2] * p[1]) - T[0], q[1] + (w[2] * p[0] - w[0] * p[2]) - T[1],
+             q[2] + (w[0] * p[1] - w[1] * p[0]) - T[2])
     # G = hat(w) rho - hat(rho w); H = rho hat(w) - hat(rho w)
-    for b in range(3):
-        G[0, b] = w[1] * rho[2, b] - w[2] * rho[1, b]
-        G[1, b] = w[2] * rho[0, b] - w[0] * rho[2, b]
-        G[2, b] = w[0] * rho[1, b] - w[1] * rho[0, b]
-    for a in range(3):
-        # row a of rho hat(w): (rho[a] x ... ) -> rho[a, :] @ hat(w)
-        H[a, 0] = rho[a, 1] * w[2] - rho[a, 2] * w[1]
-        H[a, 1] = rho[a, 2] * w[0] - rho[a, 0] * w[2]
-        H[a, 2] = rho[a, 0] * w[1] - rho[a, 1] * w[0]
-    sub_hat(G, p)
-    sub_hat(H, p)
+    G = minus_hat(_hat_times(w, rho), p)
+    H = minus_hat(_times_hat(rho, w), p)
     # K = rho hat(wd) - hat(rho wd) + hat(w) H
-    wd0, wd1, wd2 = vd[i, 3], vd[i, 4], vd[i, 5]
-    for a in range(3):
-        K[a, 0] = rho[a, 1] * wd2 - rho[a, 2] * wd1
-        K[a, 1] = rho[a, 2] * wd0 - rho[a, 0] * wd2
-        K[a, 2] = rho[a, 0] * wd1 - rho[a, 1] * wd0
-    sub_hat(K, q)
-    for b in range(3):
-        K[0, b] += w[1] * H[2, b] - w[2] * H[1, b]
-        K[1, b] += w[2] * H[0, b] - w[0] * H[2, b]
-        K[2, b] += w[0] * H[1, b] - w[1] * H[0, b]
+    K0 = minus_hat(_times_hat(rho, wd), q)
+    wH = _hat_times(w, H)
+    K = (K0[0] + wH[0], K0[1] + wH[1], K0[2] + wH[2], K0[3] + wH[3], K0[4] + wH[4], K0[5] + wH[5],
+         K0[6] + wH[6], K0[7] + wH[7], K0[8] + wH[8])
+    return rho, G, K, res_t, res_r
 
 
 @njit_inline
-def _place(i, pivoted, x0, R0, dq, h, x, R, V, v, W, E):
-    """Configuration of body ``i`` from the step's start and ``dq``; its
-    origin velocity ``v`` and body rate ``W`` from ``V``. ``E`` is 3x3 scratch."""
-    exp_scaled_into(h, dq[i, 3:], E)
-    matmul_into(E, R0[i], R[i])
+def _terms_of(model, i, R, V, vd, F, T):
+    """:func:`_body_terms` of body ``i`` from the step's arrays."""
+    mass, J, _, pivoted, _ = model[0]
+    return _body_terms(mass[i], mat3(J, i), pivoted[i], mat3(R, i), (V[i, 3], V[i, 4], V[i, 5]),
+                       (vd[i, 0], vd[i, 1], vd[i, 2]), (vd[i, 3], vd[i, 4], vd[i, 5]), vec3(F, i), vec3(T, i))
+
+
+@njit_inline
+def _place(i, pivoted, x0, R0, dq, h, x, R, V, v, W):
+    """Configuration of body ``i`` from the step's start and ``dq``; its origin velocity ``v``
+    and body rate ``W`` from ``V``."""
+    Ri = mat_mul(exp_scaled(h, (dq[i, 3], dq[i, 4], dq[i, 5])), mat3(R0, i))
+    put_mat3(R, i, Ri)
     if pivoted[i] == 0:
         for a in range(3):
             x[i, a] = x0[i, a] + h * dq[i, a]
             v[i, a] = V[i, a]
-    Ri = R[i]
-    for a in range(3):
-        W[i, a] = Ri[0, a] * V[i, 3] + Ri[1, a] * V[i, 4] + Ri[2, a] * V[i, 5]
+    put_vec3(W, i, mat_T_vec(Ri, (V[i, 3], V[i, 4], V[i, 5])))
 
 
 @njit_inline
-def _predict(i, pivoted, coef, h, x, R, v, W, acc, vd, V, dq, x0, R0, E):
+def _predict(i, pivoted, coef, h, x, R, v, W, acc, vd, V, dq, x0, R0):
     """Start of a step for body ``i``: save its configuration, predict it, place it."""
     am, af, gamma, beta = coef[0], coef[1], coef[2], coef[3]
-    Ri = R[i]
     for a in range(3):
         x0[i, a] = x[i, a]
         for b in range(3):
-            R0[i, a, b] = Ri[a, b]
+            R0[i, a, b] = R[i, a, b]
         V[i, a] = v[i, a] if pivoted[i] == 0 else 0.0
-        V[i, 3 + a] = Ri[a, 0] * W[i, 0] + Ri[a, 1] * W[i, 1] + Ri[a, 2] * W[i, 2]
+        V[i, 3 + a] = R[i, a, 0] * W[i, 0] + R[i, a, 1] * W[i, 1] + R[i, a, 2] * W[i, 2]
     for c in range(6):
         a_old = acc[i, c]
         a_new = (af * vd[i, c] - am * a_old) / (1.0 - am)
@@ -294,7 +276,7 @@ def _predict(i, pivoted, coef, h, x, R, v, W, acc, vd, V, dq, x0, R0, E):
         dq[i, c] = v_old + h * (0.5 - beta) * a_old + h * beta * a_new
         acc[i, c] = a_new
         vd[i, c] = 0.0
-    _place(i, pivoted, x0, R0, dq, h, x, R, V, v, W, E)
+    _place(i, pivoted, x0, R0, dq, h, x, R, V, v, W)
 
 
 @njit_inline
@@ -320,58 +302,50 @@ def _increment_error(i, pivoted, y, j0, h, dq, atol, rtol):
 
 
 @njit_inline
-def _left_jacobian_into(h, dq, i, out):
-    """``out = J_l(h dq_omega) = T(h dq_omega)^T`` of body ``i``."""
+def _left_jacobian(h, dq, i):
+    """``J_l(h dq_omega) = T(h dq_omega)^T`` of body ``i``."""
     p0, p1, p2 = h * dq[i, 3], h * dq[i, 4], h * dq[i, 5]
-    _, b, c = _sinc_coeffs(p0 * p0 + p1 * p1 + p2 * p2)
-    rodrigues_into(b, c, p0, p1, p2, out)
+    _, b, c = exp_coefficients(p0 * p0 + p1 * p1 + p2 * p2)
+    return rodrigues(b, c, p0, p1, p2)
 
 
 @njit_inline
-def _single_body(model, i, coef, h, atol, rtol, x0, R0, x, R, v, W, V, vd, dq, F, T, scr):
+def _single_body(model, i, coef, h, atol, rtol, x0, R0, x, R, v, W, V, vd, dq, F, T):
     """One Newton iteration of an unconstrained body; returns its error measure
     (the increment is applied), or nan for a non-finite or singular system."""
-    (rho, G, K, Jl, S, H, res, y, w, p, q, r, f) = scr
-    mass, pivoted = model.bodies.mass, model.bodies.pivoted
+    mass, pivoted = model[0][0], model[0][3]  # Bodies.mass, Bodies.pivoted
     bp, gp = coef[4], coef[5]
-    _body_terms(model, i, R, V, vd, F, T, rho, G, K, res, w, p, q, H)
-    _left_jacobian_into(h, dq, i, Jl)
-    matmul_into(K, Jl, S)
-    for a in range(3):
-        for b in range(3):
-            S[a, b] += bp * rho[a, b] + gp * G[a, b]
-    d0, d1, d2 = solve3(S, -res[3], -res[4], -res[5])
-    n = 3
+    rho, G, K, res_t, res_r = _terms_of(model, i, R, V, vd, F, T)
+    S = mat_mul(K, _left_jacobian(h, dq, i))
+    S = (S[0] + (bp * rho[0] + gp * G[0]), S[1] + (bp * rho[1] + gp * G[1]), S[2] + (bp * rho[2] + gp * G[2]),
+         S[3] + (bp * rho[3] + gp * G[3]), S[4] + (bp * rho[4] + gp * G[4]), S[5] + (bp * rho[5] + gp * G[5]),
+         S[6] + (bp * rho[6] + gp * G[6]), S[7] + (bp * rho[7] + gp * G[7]), S[8] + (bp * rho[8] + gp * G[8]))
+    d0, d1, d2 = solve3(S, -res_r[0], -res_r[1], -res_r[2])
     if pivoted[i] == 0:
         n = 6
         inv = 1.0 / (bp * mass[i])
-        for a in range(3):
-            y[a] = -res[a] * inv
-        y[3], y[4], y[5] = d0, d1, d2
+        y = (-res_t[0] * inv, -res_t[1] * inv, -res_t[2] * inv, d0, d1, d2)
     else:
-        y[0], y[1], y[2] = d0, d1, d2
+        n = 3
+        y = (d0, d1, d2, 0.0, 0.0, 0.0)
     s = _increment_error(i, pivoted, y, 0, h, dq, atol, rtol)
-    if not np.isfinite(s):
-        return np.nan
-    _apply_increment(i, pivoted, y, 0, h, bp, gp, dq, V, vd)
-    _place(i, pivoted, x0, R0, dq, h, x, R, V, v, W, H)
-    return math.sqrt(s / n)
+    if np.isfinite(s):
+        _apply_increment(i, pivoted, y, 0, h, bp, gp, dq, V, vd)
+        _place(i, pivoted, x0, R0, dq, h, x, R, V, v, W)
+    return math.sqrt(s / n) if np.isfinite(s) else np.nan
 
 
-@njit_inline
-def _coupled(model, coef, h, atol, rtol, dof, nd, x0, R0, x, R, v, W, V, vd, lam, dq, F, T, S, rhs, scr, cscr):
+@njit
+def _coupled(model, coef, h, atol, rtol, dof, nd, x0, R0, x, R, v, W, V, vd, lam, dq, F, T, S, rhs, cscr):
     """One Newton iteration of the constrained bodies and the multipliers.
 
     Returns the error measure (the increment is applied); -1 when the matrix cannot be solved
     even for the minimum-norm increment (no rank at all, or not finite; redundant constraints
     are solved, see below); -2 once converged on constraints that contradict each other; or nan.
     """
-    (rho, G, K, Jl, S3, H, res, y, w, p, q, r, f) = scr
-    (rho_b, G_b, xa, Ra, xb, Rb, cs, Ba, Bb, Kc, cfloor, S_copy, rhs_copy) = cscr
-    mass, pivoted = model.bodies.mass, model.bodies.pivoted
-    cons = model.constraints
-    kind, body, row = cons.kind, cons.body, cons.row
-    bodies = cons.c_bodies
+    rho_b, G_b, (cs, Ba, Bb), Kc, cfloor, S_copy, rhs_copy = cscr
+    mass, _, _, pivoted, _ = model[0]
+    kind, body, data, row, bodies, _ = model[2]  # Constraints
     bp, gp, cond = coef[4], coef[5], coef[6]
     nt = S.shape[0]
     for a in range(nt):
@@ -379,28 +353,29 @@ def _coupled(model, coef, h, atol, rtol, dof, nd, x0, R0, x, R, v, W, V, vd, lam
         for b in range(nt):
             S[a, b] = 0.0
     # 1. bodies: residual and the rotation stiffness (derivatives w.r.t. spatial increments)
-    for i in bodies:
-        _body_terms(model, i, R, V, vd, F, T, rho_b[i], G_b[i], K, res, w, p, q, H)
+    for jb in range(bodies.shape[0]):
+        i = bodies[jb]
+        rho, G, K, res_t, res_r = _terms_of(model, i, R, V, vd, F, T)
+        put_mat3(rho_b, i, rho)
+        put_mat3(G_b, i, G)
         j = dof[i]
         th = j + (3 if pivoted[i] == 0 else 0)
         if pivoted[i] == 0:
             for a in range(3):
-                rhs[j + a] = cond * res[a]
+                rhs[j + a] = cond * res_t[a]
         for a in range(3):
-            rhs[th + a] = cond * res[3 + a]
+            rhs[th + a] = cond * res_r[a]
             for b in range(3):
-                S[th + a, th + b] += cond * K[a, b]
+                S[th + a, th + b] += cond * K[3 * a + b]
     # 2. constraints: residuals, gradient B, forces B^T lambda and their stiffness, from the kinds
     for k in range(kind.shape[0]):
-        pose_into(x, R, body[k, 0], xa, Ra)
-        pose_into(x, R, body[k, 1], xb, Rb)
         r0 = row[k]
         n_rows = row[k + 1] - r0
         cr = nd + r0
         for a in range(12):
             for b in range(12):
                 Kc[a, b] = 0.0
-        blocks_call(kind[k], cons.data, k, xa, Ra, xb, Rb, rhs, cfloor, nd + r0, Ba, Bb, lam, r0, Kc, cs)
+        blocks_into(kind, body, data, k, x, R, rhs, cfloor, nd + r0, lam, r0, Kc, cs, Ba, Bb)
         for side in range(2):
             i = body[k, side]
             if i < 0:
@@ -436,15 +411,17 @@ def _coupled(model, coef, h, atol, rtol, dof, nd, x0, R0, x, R, v, W, V, vd, lam
                         cb_ = j2 + b if free2 else j2 + b - 3
                         S[ra_, cb_] += cond * Kc[6 * side + a, 6 * side2 + b]
     # 3. rotation columns: spatial increment = T^T (h d dq) = J_l (h d dq)
-    for i in bodies:
-        _left_jacobian_into(h, dq, i, Jl)
+    for jb in range(bodies.shape[0]):
+        i = bodies[jb]
+        Jl = _left_jacobian(h, dq, i)
         th = dof[i] + (3 if pivoted[i] == 0 else 0)
         for a in range(nt):
             s0, s1, s2 = S[a, th], S[a, th + 1], S[a, th + 2]
             for b in range(3):
-                S[a, th + b] = s0 * Jl[0, b] + s1 * Jl[1, b] + s2 * Jl[2, b]
+                S[a, th + b] = s0 * Jl[b] + s1 * Jl[3 + b] + s2 * Jl[6 + b]
     # 4. mass and gyroscopic terms
-    for i in bodies:
+    for jb in range(bodies.shape[0]):
+        i = bodies[jb]
         j = dof[i]
         if pivoted[i] == 0:
             for a in range(3):
@@ -480,7 +457,8 @@ def _coupled(model, coef, h, atol, rtol, dof, nd, x0, R0, x, R, v, W, V, vd, lam
         contradicting = c_max > 0.0 and e_max > 0.5 * c_max
     # error measure (before the update), then the update
     s = 0.0
-    for i in bodies:
+    for jb in range(bodies.shape[0]):
+        i = bodies[jb]
         s += _increment_error(i, pivoted, rhs, dof[i], h, dq, atol, rtol)
     for a in range(nt - nd):
         rhs[nd + a] /= cond
@@ -490,9 +468,10 @@ def _coupled(model, coef, h, atol, rtol, dof, nd, x0, R0, x, R, v, W, V, vd, lam
         return np.nan
     if contradicting and s <= nt:  # converged (the caller's test is sqrt(s / nt) <= 1)
         return -2.0
-    for i in bodies:
+    for jb in range(bodies.shape[0]):
+        i = bodies[jb]
         _apply_increment(i, pivoted, rhs, dof[i], h, bp, gp, dq, V, vd)
-        _place(i, pivoted, x0, R0, dq, h, x, R, V, v, W, H)
+        _place(i, pivoted, x0, R0, dq, h, x, R, V, v, W)
     for a in range(nt - nd):
         lam[a] += rhs[nd + a]
     return math.sqrt(s / nt)
@@ -504,112 +483,114 @@ def _finish(i, coef, R, V, W, acc, vd):
     ratio = (1.0 - coef[1]) / (1.0 - coef[0])
     for c in range(6):
         acc[i, c] += ratio * vd[i, c]
-    reorthonormalize(R[i])
-    Ri = R[i]
-    for a in range(3):
-        W[i, a] = Ri[0, a] * V[i, 3] + Ri[1, a] * V[i, 4] + Ri[2, a] * V[i, 5]
+    Ri = reorthonormalized(mat3(R, i))
+    put_mat3(R, i, Ri)
+    put_vec3(W, i, mat_T_vec(Ri, (V[i, 3], V[i, 4], V[i, 5])))
 
 
 @njit_inline
 def _set_coefficients(coef, params, h):
-    am, af, gamma, beta = params.alpha_m, params.alpha_f, params.gamma, params.beta
+    am, af, gamma, beta = params[0], params[1], params[2], params[3]  # GenAlphaParams
     coef[0], coef[1], coef[2], coef[3] = am, af, gamma, beta
     coef[4] = (1.0 - am) / (h * h * beta * (1.0 - af))  # beta'
     coef[5] = gamma / (h * beta)  # gamma'
     coef[6] = beta * h * h  # conditioner
 
 
-@njit_inline
-def _loads_of(model, i, t, x, R, v, W, F, T, scr, user):
-    body_loads_into(model, i, t, x[i], R[i], v[i], W[i], F[i], T[i])
-    if user:
-        user_loads_into(model, i, t, x[i], R[i], v[i], W[i], F[i], T[i], scr)
-
-
-@njit_inline
-def _step(model, x, R, v, W, acc, vd, lam, wk, coef, atol, rtol, max_iter, user, t, h):
-    """One generalized-alpha step of every body; returns ``(status, iterations)``, the
-    iterations being the largest of the groups'."""
-    pivoted = model.bodies.pivoted
-    cons = model.constraints
-    F, T, V, dq, x0, R0 = wk.F, wk.T, wk.V, wk.dq, wk.x0, wk.R0
-    t1 = t + h
-    m = lam.shape[0]
-    iters = 0
-    if m > 0:
-        # the coupled group: the constrained bodies and the multipliers
-        for i in cons.c_bodies:
-            _predict(i, pivoted, coef, h, x, R, v, W, acc, vd, V, dq, x0, R0, wk.E)
-        for a in range(m):
-            lam[a] = 0.0
-        converged = False
-        for it in range(max_iter):
-            iters = it + 1
-            # loads at the current iterate and t_{n+1}
-            for i in cons.c_bodies:
-                _loads_of(model, i, t1, x, R, v, W, F, T, wk.loads, user)
-            err = _coupled(model, coef, h, atol, rtol, wk.dof, wk.n_dof, x0, R0, x, R, v, W, V, vd, lam, dq, F, T,
-                           wk.S, wk.rhs, wk.body, wk.coupled)
-            if err == -1.0:
-                return STATUS_SINGULAR, iters
-            if err == -2.0:  # converged on constraints that contradict each other
-                return STATUS_CONSTRAINT, iters
-            if err <= 1.0:
-                converged = True
-                break
-            if not np.isfinite(err):
-                return STATUS_NONFINITE, iters
-        if not converged:
-            return STATUS_NEWTON, iters
-        for i in cons.c_bodies:
-            _finish(i, coef, R, V, W, acc, vd)
-            if not body_finite(x[i], R[i], v[i], W[i]):
-                return STATUS_NONFINITE, iters
-    for i in cons.u_bodies:
-        _predict(i, pivoted, coef, h, x, R, v, W, acc, vd, V, dq, x0, R0, wk.E)
-        converged = False
-        n_it = 0
-        for it in range(max_iter):
-            n_it = it + 1
-            _loads_of(model, i, t1, x, R, v, W, F, T, wk.loads, user)
-            err = _single_body(model, i, coef, h, atol, rtol, x0, R0, x, R, v, W, V, vd, dq, F, T, wk.body)
-            if not np.isfinite(err):
-                return STATUS_NONFINITE, max(iters, n_it)
-            if err <= 1.0:
-                converged = True
-                break
-        iters = max(iters, n_it)
-        if not converged:
-            return STATUS_NEWTON, iters
-        _finish(i, coef, R, V, W, acc, vd)
-        if not body_finite(x[i], R[i], v[i], W[i]):
-            return STATUS_NONFINITE, iters
-    return STATUS_OK, iters
-
-
 @njit
-def advance(model, state, work, params, t0, h, k0, k1, out, mon):
+def advance(model, state, params, t0, h, k0, k1, out, mon):
     """Steps ``k0 .. k1 - 1`` (step ``k`` starts at ``t0 + k h``), recording through the
-    driver; returns ``(status, k)`` with ``k`` the first step not completed."""
-    # every array borrowed, once (see rbdyn._jit.borrow): the loop below counts no references
-    model, state, work, out, mon = borrow(model), borrow(state), borrow(work), borrow(out), borrow(mon)
+    driver; returns ``(status, k)`` with ``k`` the first step not completed (see
+    :mod:`rbdyn.schemes.base`).
+
+    A step's iterations count the largest of the groups'. Every array is bound here, once per
+    call, and the loops call nothing but the coupled group's iteration: a call with arrays
+    costs reference counting.
+    """
+    x, R, v, W, acc, vd, lam = state
+    _, _, _, _, atol, rtol, max_iter = params
+    pivoted = model[0][3]  # Bodies.pivoted
+    c_bodies, u_bodies = model[2][4], model[2][5]  # Constraints.c_bodies, u_bodies
+    every, n_steps, active, counts, iterations = schedule(out, mon)
+    user = has_user_loads(model)
+    uscr = user_scratch()
+    wk = _work(pivoted, c_bodies, lam.shape[0])
+    coef, F, T, V, dq, x0, R0 = wk.coef, wk.F, wk.T, wk.V, wk.dq, wk.x0, wk.R0
+    _set_coefficients(coef, params, h)
+    m = lam.shape[0]
     if k0 == 0:
-        code = start(model, state, out, mon)
+        code = start(model, x, R, v, W, out, mon)
         if code != 0:
             return code, 0
-    x, R, v, W, acc, vd, lam = state.x, state.R, state.v, state.W, state.acc, state.vd, state.lam
-    coef = work.coef
-    _set_coefficients(coef, params, h)
-    atol, rtol, max_iter = params.newton_atol, params.newton_rtol, params.newton_max_iter
-    user = model.loads.user_start[-1] > 0
     for k in range(k0, k1):
-        status, iters = _step(model, x, R, v, W, acc, vd, lam, work, coef, atol, rtol, max_iter, user, t0 + k * h, h)
-        if status != STATUS_OK:
-            return status, k
-        # after the step (written out here, not in a helper that takes the structs: see _scheme)
-        count_iterations(out.iteration_counts, out.iterations, out.every, k, iters)
-        if not report(model, state, out, mon, k, t0 + (k + 1) * h):
-            return STATUS_REPORT, k
+        t1 = t0 + k * h + h
+        iters = 0
+        if m > 0:
+            # the coupled group: the constrained bodies and the multipliers
+            for jb in range(c_bodies.shape[0]):
+                _predict(c_bodies[jb], pivoted, coef, h, x, R, v, W, acc, vd, V, dq, x0, R0)
+            for a in range(m):
+                lam[a] = 0.0
+            status = STATUS_NEWTON
+            for it in range(max_iter):
+                iters = it + 1
+                # loads at the current iterate and t_{n+1}
+                for jb in range(c_bodies.shape[0]):
+                    i = c_bodies[jb]
+                    xi, Ri, vi, Wi = vec3(x, i), mat3(R, i), vec3(v, i), vec3(W, i)
+                    f, tau = body_loads_into(model, i, t1, xi, Ri, vi, Wi)
+                    if user:
+                        f, tau = user_loads_into(model, i, t1, xi, Ri, vi, Wi, f, tau, uscr)
+                    put_vec3(F, i, f)
+                    put_vec3(T, i, tau)
+                err = _coupled(model, coef, h, atol, rtol, wk.dof, wk.n_dof, x0, R0, x, R, v, W, V, vd, lam, dq, F, T,
+                               wk.S, wk.rhs, wk.coupled)
+                if err == -1.0:
+                    status = STATUS_SINGULAR
+                elif err == -2.0:  # converged on constraints that contradict each other
+                    status = STATUS_CONSTRAINT
+                elif err <= 1.0:
+                    status = STATUS_OK
+                elif not np.isfinite(err):
+                    status = STATUS_NONFINITE
+                if status != STATUS_NEWTON:
+                    break
+            if status != STATUS_OK:
+                return status, k
+            for jb in range(c_bodies.shape[0]):
+                i = c_bodies[jb]
+                _finish(i, coef, R, V, W, acc, vd)
+                if not row_finite(i, x, R, v, W):
+                    return STATUS_NONFINITE, k
+        for ju in range(u_bodies.shape[0]):
+            i = u_bodies[ju]
+            _predict(i, pivoted, coef, h, x, R, v, W, acc, vd, V, dq, x0, R0)
+            converged = False
+            n_it = 0
+            for it in range(max_iter):
+                n_it = it + 1
+                xi, Ri, vi, Wi = vec3(x, i), mat3(R, i), vec3(v, i), vec3(W, i)
+                f, tau = body_loads_into(model, i, t1, xi, Ri, vi, Wi)
+                if user:
+                    f, tau = user_loads_into(model, i, t1, xi, Ri, vi, Wi, f, tau, uscr)
+                put_vec3(F, i, f)
+                put_vec3(T, i, tau)
+                err = _single_body(model, i, coef, h, atol, rtol, x0, R0, x, R, v, W, V, vd, dq, F, T)
+                if not np.isfinite(err):
+                    return STATUS_NONFINITE, k
+                if err <= 1.0:
+                    converged = True
+                    break
+            iters = max(iters, n_it)
+            if not converged:
+                return STATUS_NEWTON, k
+            _finish(i, coef, R, V, W, acc, vd)
+            if not row_finite(i, x, R, v, W):
+                return STATUS_NONFINITE, k
+        count_iterations(counts, iterations, every, k, iters)
+        if active != 0 or record_due(every, n_steps, k):
+            if not report(model, x, R, v, W, out, mon, k, t0 + (k + 1) * h):
+                return STATUS_REPORT, k
     return STATUS_OK, k1
 
 
@@ -636,15 +617,16 @@ def consistent_accelerations(system, state, t=0.0):
     nb = x.shape[0]
     F = np.zeros((nb, 3))
     T = np.zeros((nb, 3))
-    scratch = np.empty((4, 3))
     if system.callbacks:
         loads = _callback_loads(system)
         for i in range(nb):
-            loads(model, i, t, x[i], R[i], v[i], W[i], F[i], T[i])
+            xi, Ri, vi, Wi = tuple(x[i]), tuple(R[i].ravel()), tuple(v[i]), tuple(W[i])
+            f, tau = loads(system.kernel_model, i, float(t), xi, Ri, vi, Wi)
             if model.loads.user_start[i + 1] > model.loads.user_start[i]:
-                user_loads_into(model, i, t, x[i], R[i], v[i], W[i], F[i], T[i], scratch)
+                f, tau = user_loads_into(system.kernel_model, i, float(t), xi, Ri, vi, Wi, f, tau, user_scratch())
+            F[i], T[i] = f, tau
     else:  # in one compiled call: a call per body from Python costs the unboxing of the model
-        eval_loads(model, float(t), x, R, v, W, F, T, scratch)
+        eval_loads(system.kernel_model, float(t), x, R, v, W, F, T)
     omega = np.einsum("bij,bj->bi", R, W)
     vd = np.zeros((nb, 6))
     rho = np.einsum("bij,bjk,blk->bil", R, J, R)
@@ -672,14 +654,13 @@ def consistent_accelerations(system, state, t=0.0):
         A[j : j + 3, j : j + 3] = rho[i]
         b[j : j + 3] = torque[i]
     cons = model.constraints
-    xa, Ra, xb, Rb = np.empty(3), np.empty((3, 3)), np.empty(3), np.empty((3, 3))
     Ba, Bb, cs, gam = np.zeros((MAX_ROWS, 6)), np.zeros((MAX_ROWS, 6)), np.zeros((SCRATCH_VECTORS, 3)), np.zeros(m)
     zero = np.zeros(3)
     with quiet():
         for k in range(cons.kind.shape[0]):
             ia, ib = cons.body[k]
-            pose_into(x, R, ia, xa, Ra)
-            pose_into(x, R, ib, xb, Rb)
+            xa, Ra = pose(x, R, ia)
+            xb, Rb = pose(x, R, ib)
             va, wa = (v[ia], omega[ia]) if ia >= 0 else (zero, zero)
             vb, wb = (v[ib], omega[ib]) if ib >= 0 else (zero, zero)
             r0, r1 = cons.row[k], cons.row[k + 1]
@@ -827,15 +808,14 @@ class GenAlpha(Scheme):
         return gen_alpha_coefficients(self.rho_inf)
 
     def params(self):
-        return GenAlphaParams(*self.coefficients, float(self.newton_atol), float(self.newton_rtol),
-                              int(self.newton_max_iter))
+        alpha_m, alpha_f, gamma, beta = self.coefficients
+        return GenAlphaParams(alpha_m=alpha_m, alpha_f=alpha_f, gamma=gamma, beta=beta,
+                              newton_atol=float(self.newton_atol), newton_rtol=float(self.newton_rtol),
+                              newton_max_iter=int(self.newton_max_iter))
 
     def init(self, system, state):
         """The state plus consistent accelerations: ``(x, R, v, W, acc, vd, lam)``
         with ``acc = vd`` (see :func:`consistent_accelerations`)."""
         x, R, v, W = (np.array(a, dtype=float, copy=True) for a in state)
         vd, lam = consistent_accelerations(system, (x, R, v, W))
-        return GenAlphaState(x, R, v, W, vd.copy(), vd, lam)
-
-    def work(self, system, state):
-        return make_work(system.model, state.lam.shape[0])
+        return GenAlphaState(x=x, R=R, v=v, W=W, acc=vd.copy(), vd=vd, lam=lam)

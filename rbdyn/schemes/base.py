@@ -8,24 +8,23 @@ state to state (the idea of diffrax). A scheme supplies
   body-origin velocity, ``omega_body``; leading body axis), followed by the
   scheme's own data (accelerations, multipliers);
 * ``params()``: its settings as a named tuple of numbers;
-* ``work(system, state)``: the scratch arrays of a run, a named tuple made
-  once per run, so that a step allocates nothing;
 * ``kernel``: a compiled function that takes steps ``k0 .. k1 - 1`` in place,
   step ``k`` from ``t0 + k h`` to ``t0 + (k + 1) h``::
 
-      status, k = kernel(model, state, work, params, t0, h, k0, k1, out, monitor)
+      status, k = kernel(model, state, params, t0, h, k0, k1, out, monitor)
 
-  with ``model`` the system's :class:`rbdyn._data.Model`, ``status`` one of
-  the ``STATUS_*`` codes and ``k`` the first step not completed (``k1`` on
-  success). It calls :func:`rbdyn._driver.start` first when ``k0 == 0`` and
-  after every step :func:`rbdyn._driver.count_iterations` and
-  :func:`rbdyn._driver.report`, which count the iterations, record the rows
-  into ``out`` and fold the reductions into ``monitor`` in compiled code.
+  with ``model`` the system's arrays (:attr:`rbdyn.System.kernel_model`), ``state`` and
+  ``params`` the scheme's records, ``out`` and ``monitor`` the run's
+  (:class:`rbdyn.driver.records.Output`, :class:`rbdyn.driver.records.Monitor`), every
+  record as a plain tuple (:func:`rbdyn._compile.plain`); ``status`` is one of the
+  ``STATUS_*`` codes of :mod:`rbdyn.driver.status` and ``k`` the first step not completed
+  (``k1`` on success). The kernel binds the records' fields once, allocates its scratch once
+  per call, calls :func:`rbdyn.driver.report.start` first when ``k0 == 0`` and after every
+  step :func:`rbdyn.driver.report.count_iterations` and, when a row is due or the monitor is
+  active, :func:`rbdyn.driver.report.report`.
 
-The loop over the steps lives in the kernel, not in a driver that calls a
-step function: numba counts references to every array a function binds from
-a named tuple, at every call, so a per-step call would cost more than a small
-body's step. The kernel binds once per call and inlines its per-body helpers.
+The loop over the steps lives in the kernel, not in a driver that calls a step function: a
+call per step of a small body would cost more than its arithmetic (see :mod:`rbdyn._compile`).
 
 Each scheme class declares, as class attributes, the paper and the method's
 label in it, its order, whether it is implicit, what it conserves and
@@ -43,34 +42,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from . import _data
-from ._errors import InputError, short_repr
-from ._jit import fast_call, fast_dispatch, python_variant, quiet
-
-STATUS_OK = 0
-STATUS_NONFINITE = 1
-STATUS_NEWTON = 2
-STATUS_SINGULAR = 3
-STATUS_CONSTRAINT = 4
-STATUS_REPORT = 5  # a recorded quantity (energy, momentum, residual) is not finite: see rbdyn._driver
-
-STATUS_TEXT = {
-    STATUS_NONFINITE: "the state became non-finite (nan or inf); reduce the step size",
-    STATUS_NEWTON: "the Newton iteration did not converge; reduce the step size or relax the tolerance",
-    STATUS_SINGULAR: (
-        "the constraint system cannot be solved: no motion changes one of its rows (a rod whose ends meet, "
-        "for example); check the constraints or reduce the step size"
-    ),
-    STATUS_CONSTRAINT: (
-        "the constraints cannot be met at the end of this step (they contradict each other, or the step is too "
-        "large for the motion); check the constraints, reduce the step size, or (RIG schemes) raise "
-        "constraint_max_iter"
-    ),
-    STATUS_REPORT: (
-        "the energy, momentum or constraint residual to be recorded is not finite (it overflowed although the "
-        "state did not); reduce the step size, or give loads and inputs of moderate size"
-    ),
-}
+from .._compile import plain, python_variant, quiet
+from .._errors import InputError, short_repr
+from ..driver import records
+from ..model import arrays
 
 _REGISTRY: dict[str, type] = {}
 
@@ -164,10 +139,6 @@ class Scheme:
         """The carried state at t = 0 from the arrays ``(x, R, v, W)`` (copied)."""
         raise NotImplementedError
 
-    def work(self, system, state):
-        """The scratch arrays of one run (a named tuple)."""
-        raise NotImplementedError
-
     def compiled_kernel(self, system):
         """The kernel, or for a system with Python callbacks its source run as Python with
         loads (and reported potentials) that include them."""
@@ -177,8 +148,7 @@ class Scheme:
         cache = system.__dict__.setdefault("_python_kernels", {})
         if kernel not in cache:
             cache[kernel] = python_variant(kernel, {"body_loads_into": _callback_loads(system),
-                                                    "eval_potentials": _callback_potentials(system),
-                                                    "borrow": _identity})
+                                                    "eval_potentials": _callback_potentials(system)})
         return cache[kernel]
 
     def advance(self, system, state, t0, h, n, counters=None, offset=0):
@@ -188,39 +158,39 @@ class Scheme:
         way to run). Returns ``(status, done)``; the iterations of step ``k``
         go to ``counters[offset + k]`` when ``counters`` is given.
         """
-        from ._simulate import _monitor, _output  # (simulate imports this module)
-
-        out = _output(system, n, 1)
+        out = records.output(system.n_bodies, system.n_constraint_rows, n, 1)
+        mon = records.monitor(system.n_bodies, system.n_constraint_rows, False)
         with quiet():
-            status, done = fast_call(self.compiled_kernel(system), system.model, state, self.work(system, state),
-                                     self.params(), float(t0), float(h), 0, n, out, _monitor(system, False, ()))
+            status, done = self.compiled_kernel(system)(system.kernel_model, plain(state), plain(self.params()),
+                                                        float(t0), float(h), 0, n, plain(out), plain(mon))
         if counters is not None:
             counters[offset:offset + done] = out.iterations[:done]
         return status, done
 
 
-def _identity(obj):
-    """``borrow`` for a kernel run as Python (there are no reference counts to spare)."""
-    return obj
-
-
 def _callback_loads(system):
-    """The compiled loads of a body plus its Python callbacks; the signature of
-    :func:`rbdyn._data.body_loads_into`."""
-    compiled = fast_dispatch(_data.body_loads_into)  # called at every step, from Python
+    """The built-in loads of a body plus its Python callbacks; the signature of
+    :func:`rbdyn.model.arrays.body_loads_into` (its state and loads as values: tuples)."""
+    compiled = arrays.body_loads_into
     by_body = {}
     for cb in system.callbacks:
         by_body.setdefault(system.index[cb.body], []).append(cb.fn)
     com = system.model.bodies.com_body
 
-    def body_loads_into(model, i, t, x, R, v, W, f, tau):
-        compiled(model, i, t, x, R, v, W, f, tau)
-        for fn in by_body.get(i, ()):
-            c = R @ com[i]
-            x_c = x + c
-            v_c = v + np.cross(R @ W, c)
+    def body_loads_into(model, i, t, x, R, v, W):
+        f, tau = compiled(model, i, t, x, R, v, W)
+        fns = by_body.get(i, ())
+        if not fns:
+            return f, tau
+        f, tau = np.array(f, dtype=float), np.array(tau, dtype=float)
+        R = np.array(R, dtype=float).reshape(3, 3)
+        W = np.array(W, dtype=float)
+        c = R @ com[i]
+        x_c = np.array(x, dtype=float) + c
+        v_c = np.array(v, dtype=float) + np.cross(R @ W, c)
+        for fn in fns:
             try:
-                fc, tq = fn(float(t), x_c, R.copy(), v_c, W.copy())
+                fc, tq = fn(float(t), x_c.copy(), R.copy(), v_c.copy(), W.copy())
                 fc = np.asarray(fc, dtype=float).reshape(3)
                 tq = np.asarray(tq, dtype=float).reshape(3)
             except Exception as exc:  # a user's bug: say whose and where
@@ -231,14 +201,15 @@ def _callback_loads(system):
                 ) from exc
             f += fc
             tau += tq + np.cross(c, fc)
+        return tuple(f.tolist()), tuple(tau.tolist())
 
     return body_loads_into
 
 
 def _callback_potentials(system):
     """The compiled loads' potentials plus those the Python callbacks declare; the
-    signature of :func:`rbdyn._data.eval_potentials`."""
-    compiled = fast_dispatch(_data.eval_potentials)
+    signature of :func:`rbdyn.model.arrays.eval_potentials`."""
+    compiled = arrays.eval_potentials
     entries = [(system.index[cb.body], cb.potential) for cb in system.callbacks if cb.potential]
 
     def eval_potentials(model, t, x_com, R):
@@ -258,15 +229,14 @@ def schemes() -> dict[str, type]:
 def get_scheme(scheme, **settings) -> Scheme:
     """A :class:`Scheme` instance from an instance or a name plus settings."""
     if isinstance(scheme, Scheme):
-        if settings:
-            scheme = dataclasses.replace(scheme, **settings)
-        return scheme
-    if not isinstance(scheme, str) or scheme not in _REGISTRY:
-        raise InputError("scheme", f"unknown scheme {scheme!r}; allowed: {', '.join(_REGISTRY)}")
-    cls = _REGISTRY[scheme]
+        cls = type(scheme)
+    elif isinstance(scheme, str) and scheme in _REGISTRY:
+        cls = _REGISTRY[scheme]
+    else:
+        raise InputError("scheme", f"unknown scheme {short_repr(scheme)}; allowed: {', '.join(_REGISTRY)}")
     known = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(settings) - known)
     if unknown:
         allowed = ", ".join(sorted(known)) or "none"
-        raise InputError(f"scheme.{scheme}", f"unknown setting(s) {unknown}; allowed: {allowed}")
-    return cls(**settings)
+        raise InputError(f"scheme.{cls.name}", f"unknown setting(s) {unknown}; allowed: {allowed}")
+    return dataclasses.replace(scheme, **settings) if isinstance(scheme, Scheme) else cls(**settings)

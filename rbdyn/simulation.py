@@ -12,16 +12,19 @@ from typing import Callable, TextIO
 import numpy as np
 
 from . import so3
-from ._driver import BUILTIN, METRIC_SIGNATURE, STATUS_REPORT, Monitor, Output
-from ._files import write_atomically
+from ._compile import njit_signature, plain, quiet
 from ._errors import InputError, NumericalError, short_repr
-from ._jit import fast_call, function_list, njit_signature, quiet
-from ._model import System, _compiled_for
-from ._validate import float_array
-from .constraints._base import SCRATCH_VECTORS
-from ._scheme import STATUS_TEXT, Scheme, _isfinite, get_scheme, schemes
+from ._files import write_atomically
+from ._validate import float_array, store
+from .driver import records
+from .driver.records import BUILTIN, METRIC_SIGNATURE, RECORDED, Reduction
+from .driver.status import STATUS_REPORT, STATUS_TEXT
+from .model.loads import compiled_for
+from .model.system import System
+from .schemes.base import Scheme, _isfinite, get_scheme, schemes
 
-__all__ = ["simulate", "Trajectory", "Reduction", "Metric", "compiled_metric"]
+__all__ = ["simulate", "Trajectory", "Reduction", "Metric", "compiled_metric", "RunLength", "MAX_STEPS",
+           "MAX_OUTPUT_BYTES", "n_steps_for"]
 
 
 def compiled_metric(fn=None, *, cache: bool = True):
@@ -72,19 +75,9 @@ class Metric:
             raise InputError(f"metric.{self.name}.params", "must be a vector of numbers") from None
         if not np.all(np.isfinite(params)):
             raise InputError(f"metric.{self.name}.params", "must be finite numbers (no nan or inf)")
-        object.__setattr__(self, "params", params)
-        if not _compiled_for(self.fn, METRIC_SIGNATURE):
+        store(self, params=params)
+        if not compiled_for(self.fn, METRIC_SIGNATURE):
             raise InputError(f"metric.{self.name}.fn", "must be a function decorated with rbdyn.compiled_metric")
-
-
-@dataclasses.dataclass(frozen=True)
-class Reduction:
-    """The smallest, largest and final value of a quantity over every step of a run
-    (t = 0 included); floats for a scalar quantity, arrays for a metric of several values."""
-
-    min: float | np.ndarray
-    max: float | np.ndarray
-    final: float | np.ndarray
 
 
 @dataclasses.dataclass
@@ -258,22 +251,6 @@ class Trajectory:
             out.write("".join(",".join(map(repr, row)) + "\n" for row in block))
 
 
-def _check_run_args(dt, t_end, every):
-    """The checks of simulate's dt, t_end and every (also made by the command line)."""
-    for fld, value in (("dt", dt), ("t_end", t_end)):
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not _isfinite(value):
-            raise InputError(fld, f"must be a finite number, got {short_repr(value)}")
-    if dt <= 0:
-        raise InputError("dt", f"must be > 0, got {dt!r}")
-    if t_end < 0:
-        raise InputError("t_end", f"must be >= 0, got {t_end!r}")
-    if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
-        raise InputError("every", f"must be an integer >= 1, got {every!r}")
-    if t_end / dt > MAX_STEPS:
-        raise InputError("dt", f"t_end/dt = {t_end / dt:.3g} steps; at most {MAX_STEPS:.0e} steps are allowed, "
-                               "whatever every is (increase dt or shorten t_end)")
-
-
 # The most steps a run may take, whatever `every` is: 1e9 steps of the cheapest system already take
 # minutes, and beyond this a run does not finish in any reasonable time (a dt typo such as 1e-12).
 MAX_STEPS = 1e9
@@ -286,6 +263,53 @@ def n_steps_for(dt: float, t_end: float) -> int:
     """Number of steps of size ``dt`` that reach ``t_end``: ceil(t_end/dt),
     ignoring a relative excess below 1e-9 (so 10/0.001 gives 10000)."""
     return int(math.ceil(t_end / dt * (1.0 - 1e-9)))
+
+
+@dataclasses.dataclass(frozen=True)
+class RunLength:
+    """The step, the duration and the output interval of a run, checked where they enter.
+
+    Raises :class:`~rbdyn.InputError` on field ``dt``, ``t_end`` or ``every``: ``dt`` a finite
+    number > 0, ``t_end`` a finite number >= 0, ``every`` an integer >= 1, and at most
+    :data:`MAX_STEPS` steps (``t_end/dt``) whatever ``every`` is.
+    """
+
+    dt: float
+    t_end: float
+    every: int = 1
+
+    def __post_init__(self):
+        for fld in ("dt", "t_end"):
+            value = getattr(self, fld)
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                    or not _isfinite(value):
+                raise InputError(fld, f"must be a finite number, got {short_repr(value)}")
+        if self.dt <= 0:
+            raise InputError("dt", f"must be > 0, got {self.dt!r}")
+        if self.t_end < 0:
+            raise InputError("t_end", f"must be >= 0, got {self.t_end!r}")
+        every = self.every
+        if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
+            raise InputError("every", f"must be an integer >= 1, got {short_repr(every)}")
+        if self.t_end / self.dt > MAX_STEPS:
+            raise InputError("dt", f"t_end/dt = {self.t_end / self.dt:.3g} steps; at most {MAX_STEPS:.0e} steps are "
+                                   "allowed, whatever every is (increase dt or shorten t_end)")
+        store(self, dt=float(self.dt), t_end=float(self.t_end), every=int(self.every))
+
+    @property
+    def n_steps(self) -> int:
+        """The steps of exactly ``dt`` that reach ``t_end`` (:func:`n_steps_for`)."""
+        return n_steps_for(self.dt, self.t_end)
+
+    @property
+    def interval(self) -> int:
+        """Steps between output rows: ``every``, or the whole run when it is longer than the run."""
+        return int(min(self.every, max(self.n_steps, 1)))
+
+    @property
+    def n_out(self) -> int:
+        """Output rows: t = 0, every :attr:`interval` steps, and the last step."""
+        return -(-self.n_steps // self.interval) + 1
 
 
 class _Progress:
@@ -376,29 +400,31 @@ def simulate(
     if not isinstance(system, System):
         raise InputError("system", f"must be an rbdyn.System, got {type(system).__name__}")
     scheme = get_scheme(scheme)
-    _check_run_args(dt, t_end, every)
+    length = RunLength(dt, t_end, every)
     if on_failure not in ("raise", "return"):
-        raise InputError("on_failure", f"must be 'raise' or 'return', got {on_failure!r}")
+        raise InputError("on_failure", f"must be 'raise' or 'return', got {short_repr(on_failure)}")
     if progress is not None and not isinstance(progress, bool):
         raise InputError("progress", f"must be True, False or None, got {short_repr(progress)}")
     if not isinstance(reduce, bool):
         raise InputError("reduce", f"must be True or False, got {short_repr(reduce)}")
-    metrics = _check_metrics(metrics)
+    return run(system, scheme, length, progress=progress, on_failure=on_failure, reduce=reduce,
+               metrics=_check_metrics(metrics))
+
+
+def run(system: System, scheme: Scheme, length: RunLength, *, progress=None, on_failure="raise", reduce=False,
+        metrics=()) -> Trajectory:
+    """:func:`simulate` of arguments already checked: a :class:`rbdyn.System`, a scheme instance,
+    a :class:`RunLength`, and ``metrics`` a tuple of :class:`Metric` (for the scenario files and
+    the command line, whose inputs are checked where they enter)."""
     if system.constraints and not scheme.supports_constraints:
         able = [n for n, c in schemes().items() if c.supports_constraints]
         raise InputError(
             "scheme",
             f"{scheme.name} does not handle constraints; use one of: {', '.join(able) or 'none yet'}",
         )
-    dt = float(dt)
-    n_steps = n_steps_for(dt, float(t_end))
-    every = int(min(every, max(n_steps, 1)))  # beyond the run's length every value means "first and last"
-    n_out = -(-n_steps // every) + 1  # t = 0, every `every` steps, and the last step
-    nb = system.n_bodies
-    m = system.n_constraint_rows
-    row_shapes = _row_shapes(nb, m)
-    # per row: the recorded quantities and one iteration count (per step when every = 1)
-    row_bytes = 8 * sum(math.prod(shape) for shape in row_shapes.values()) + 8
+    dt, n_steps, every, n_out = length.dt, length.n_steps, length.interval, length.n_out
+    nb, m = system.n_bodies, system.n_constraint_rows
+    row_bytes = records.row_bytes(nb, m)  # the recorded quantities and one iteration count
     if n_out * row_bytes > MAX_OUTPUT_BYTES:
         raise InputError(
             "every",
@@ -406,10 +432,8 @@ def simulate(
         )
     try:  # what the run allocates before its first step
         state = scheme.init(system, system.initial_state())
-        params = scheme.params()
-        work = scheme.work(system, state)
-        out = _output(system, n_steps, every)
-        mon = _monitor(system, reduce or bool(metrics), metrics)
+        out = records.output(nb, m, n_steps, every)
+        mon = records.monitor(nb, m, reduce or bool(metrics), metrics)
     except MemoryError:
         raise InputError(
             "every",
@@ -417,14 +441,13 @@ def simulate(
             "available; increase every (or dt), or shorten t_end",
         ) from None
     kernel = scheme.compiled_kernel(system)
+    args = system.kernel_model, plain(state), plain(scheme.params())
+    out_t, mon_t = plain(out), plain(mon)
     bar = _Progress(n_steps, progress)
     # The kernel runs in chunks of steps (the same steps, the same arithmetic): for the progress bar,
-    # and so that Ctrl-C, which Python sees only between chunks, acts within seconds. Entering the
-    # kernel costs a fixed ~0.1 ms (its arguments are unboxed), so without a bar a chunk is 2**22
-    # body-steps (about a second of the cheaper schemes): a short run stays one call, as the
-    # benchmarks that subtract that fixed cost once assume.
-    n_bodies = max(1, system.model.bodies.mass.shape[0])
-    chunk = max(1, -(-n_steps // 200)) if bar.enabled else max(1, 2**22 // n_bodies)
+    # and so that Ctrl-C, which Python sees only between chunks, acts within seconds. Without a bar a
+    # chunk is 2**22 body-steps (about a second of the cheaper schemes): a short run is one call.
+    chunk = max(1, -(-n_steps // 200)) if bar.enabled else max(1, 2**22 // max(1, nb))
     wall = 0.0
     k = 0
     code = 0
@@ -433,7 +456,7 @@ def simulate(
             while True:
                 stop = min(k + chunk, n_steps)
                 tic = time.perf_counter()
-                code, k = fast_call(kernel, system.model, state, work, params, 0.0, dt, k, stop, out, mon)
+                code, k = kernel(*args, 0.0, dt, k, stop, out_t, mon_t)
                 wall += time.perf_counter() - tic
                 bar.update(k, final=k == n_steps)
                 if code != 0 or k >= n_steps:
@@ -446,25 +469,15 @@ def simulate(
         rows, steps = n_out, n_steps
         status, message = "success", f"reached t = {n_steps * dt!r} in {n_steps} steps"
     else:
-        if code == STATUS_REPORT and k == 0 and not _finite_row(out, 0):
+        if code == STATUS_REPORT and k == 0 and not records.finite_row(out, 0):
             # the initial state's derived quantities: an input problem, not a numerical one
             raise InputError("system", "the initial energy or momentum is not finite: give inputs of moderate size")
         rows, steps = 1 + k // every, k
-        reason = STATUS_TEXT[code]
-        failure = NumericalError(k * dt, k + 1, reason)
+        failure = NumericalError(k * dt, k + 1, STATUS_TEXT[code])
         status, message = "failure", str(failure)
     traj = Trajectory(
-        t=out.t[:rows],
+        **{name: getattr(out, name)[:rows] for name, _ in RECORDED},
         body_names=system.body_names,
-        x_com=out.x_com[:rows],
-        v_com=out.v_com[:rows],
-        R_world_body=out.R_world_body[:rows],
-        omega_body=out.omega_body[:rows],
-        kinetic_energy=out.kinetic_energy[:rows],
-        potential_energy=out.potential_energy[:rows],
-        linear_momentum=out.linear_momentum[:rows],
-        angular_momentum=out.angular_momentum[:rows],
-        constraint_residuals=out.constraint_residuals[:rows],
         iterations=out.iterations[:steps] if every == 1 else out.iterations[: rows - 1],
         scheme=scheme,
         dt=dt,
@@ -473,7 +486,7 @@ def simulate(
         message=message,
         wall_time=wall,
         iteration_counts=out.iteration_counts,
-        reductions=_reductions(mon, metrics) if mon.active else {},
+        reductions=records.reductions(mon, metrics) if mon.active else {},
     )
     if failure is not None:
         failure.trajectory = traj
@@ -484,41 +497,6 @@ def simulate(
 
 def _mib(n_bytes: int) -> str:
     return f"{n_bytes / 2**20:.0f} MiB" if n_bytes < 2**30 else f"{n_bytes / 2**30:.1f} GiB"
-
-
-# Iteration counts above this share the histogram's last bin.
-_MAX_COUNTED = 64
-
-
-def _row_shapes(nb, m):
-    """What one output row records, in the order of :class:`rbdyn._driver.Output`."""
-    return {
-        "t": (),
-        "x_com": (nb, 3),
-        "v_com": (nb, 3),
-        "R_world_body": (nb, 3, 3),
-        "omega_body": (nb, 3),
-        "kinetic_energy": (),
-        "potential_energy": (),
-        "linear_momentum": (3,),
-        "angular_momentum": (3,),
-        "constraint_residuals": (m,),
-    }
-
-
-def _output(system, n_steps, every):
-    """Preallocated rows of a run of ``n_steps`` steps recorded every ``every``."""
-    n_out = -(-n_steps // every) + 1
-    shapes = _row_shapes(system.n_bodies, system.n_constraint_rows)
-    return Output(
-        every, n_steps, *(np.empty((n_out, *shape)) for shape in shapes.values()),
-        np.zeros(n_steps if every == 1 else max(n_out - 1, 0), dtype=np.int64),
-        np.zeros(_MAX_COUNTED + 2, dtype=np.int64), np.empty(system.n_constraint_rows), np.empty(9), *_pose_scratch(),
-    )
-
-
-def _finite_row(out, row):
-    return all(np.all(np.isfinite(getattr(out, name)[row])) for name in _row_shapes(0, 0))
 
 
 def _check_metrics(metrics):
@@ -533,40 +511,3 @@ def _check_metrics(metrics):
     if len(set(names)) != len(names):
         raise InputError("metrics", f"names must be unique, got {names}")
     return metrics
-
-
-def _monitor(system, active, metrics):
-    nm = len(metrics)
-    width = max([mt.size for mt in metrics] + [1])
-    n_par = max([mt.params.size for mt in metrics] + [1])
-    params = np.zeros((nm, n_par))
-    for j, mt in enumerate(metrics):
-        params[j, : mt.params.size] = mt.params
-    big = np.inf
-    nb = system.n_bodies if active else 0
-    m = system.n_constraint_rows if active else 0
-    return Monitor(
-        1 if active else 0,
-        np.zeros(7),
-        np.full(len(BUILTIN), big), np.full(len(BUILTIN), -big), np.zeros(len(BUILTIN)),
-        function_list(METRIC_SIGNATURE, [mt.fn for mt in metrics]),
-        params,
-        np.array([mt.size for mt in metrics], dtype=np.int64),
-        np.zeros((nm, width)), np.full((nm, width), big), np.full((nm, width), -big), np.zeros((nm, width)),
-        np.empty((nb, 3)), np.empty((nb, 3)), np.empty(m), np.empty(m), np.empty(15), *_pose_scratch(),
-    )
-
-
-def _pose_scratch():
-    """Scratch of the constraint dispatch: two poses and the kinds' (SCRATCH_VECTORS, 3)."""
-    return np.empty(3), np.empty((3, 3)), np.empty(3), np.empty((3, 3)), np.empty((SCRATCH_VECTORS, 3))
-
-
-def _reductions(mon, metrics):
-    out = {name: Reduction(float(mon.b_min[k]), float(mon.b_max[k]), float(mon.b_final[k]))
-           for k, name in enumerate(BUILTIN)}
-    for j, mt in enumerate(metrics):
-        n = mt.size
-        pick = (lambda a: float(a[0])) if n == 1 else (lambda a: a[:n].copy())
-        out[mt.name] = Reduction(pick(mon.m_min[j]), pick(mon.m_max[j]), pick(mon.m_final[j]))
-    return out

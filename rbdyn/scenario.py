@@ -18,18 +18,10 @@ import numpy as np
 
 from ._errors import InputError
 from ._errors import short_repr as _short  # errors are one line
-from ._model import (
-    ConstantForce,
-    ConstantTorque,
-    PointForce,
-    RigidBody,
-    Spring,
-    System,
-    box_inertia,
-)
 from .constraints import KINDS
-from ._scheme import Scheme, get_scheme, schemes
-from ._simulate import Trajectory, _check_run_args, simulate
+from .model import ConstantForce, ConstantTorque, PointForce, RigidBody, Spring, System, box_inertia
+from .schemes.base import Scheme, get_scheme, schemes
+from .simulation import RunLength, Trajectory, simulate
 
 __all__ = ["Scenario", "load_scenario", "builtin_scenarios", "builtin_scenario_text"]
 
@@ -48,8 +40,8 @@ _LOAD_KEYS = {
     "spring": {"type", "body", "point_body", "anchor", "stiffness", "rest_length"},
 }
 # the scenario keys of every constraint kind come from the kind itself (rbdyn.constraints)
-_CONSTRAINT_KEYS = {k.name: {"type"} | set(k.cls.keys) for k in KINDS}
-_CONSTRAINT_CLASS = {k.name: k.cls for k in KINDS}
+_CONSTRAINT_KEYS = {k.kind: {"type"} | set(k.keys) for k in KINDS}
+_CONSTRAINT_CLASS = {k.kind: k for k in KINDS}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -367,7 +359,7 @@ def _build(data, source) -> Scenario:
     if isinstance(every, bool) or not isinstance(every, int):
         raise InputError("run.every", f"must be an integer >= 1, got {every!r}")
     try:
-        _check_run_args(dt, t_end, every)
+        RunLength(dt, t_end, every)
     except InputError as err:
         raise InputError(f"run.{err.field}", err.message) from None
     settings = data.get("settings", {})

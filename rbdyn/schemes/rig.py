@@ -37,29 +37,30 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._constraints import gradient_into, lu_solve_inplace, residuals_into, solve_min_norm
-from ._data import body_loads_into, user_loads_into
-from ._driver import count_iterations, report, start
-from ._jit import borrow, njit, njit_inline
-from ._driver import STATUS_REPORT
-from ._scheme import STATUS_CONSTRAINT, STATUS_NEWTON, STATUS_NONFINITE, STATUS_OK, STATUS_SINGULAR, Scheme
-from ._small import (body_finite, cross_into, dot3_add, exp_scaled_into, matmul_into, matvec_into, reorthonormalize,
-                     rmatvec_into, rodrigues_into, solve3)
-from .constraints._base import MAX_ROWS, SCRATCH_VECTORS
-from .so3 import _sinc_coeffs
+from .._compile import njit, njit_inline
+from ..constraints.assembly import gradient_into, residuals_into, scratch
+from ..constraints.solve import lu_solve_inplace, solve_min_norm
+from ..driver.report import count_iterations, record_due, report, schedule, start
+from ..driver.status import STATUS_CONSTRAINT, STATUS_NEWTON, STATUS_NONFINITE, STATUS_OK, STATUS_REPORT, STATUS_SINGULAR
+from ..model.arrays import body_loads_into, has_user_loads, user_loads_into, user_scratch
+from ..so3 import (cross, dot3_add, exp_coefficients, exp_scaled, mat3, mat_mul, mat_T_vec, mat_vec, put_mat3, put_vec3,
+                   reorthonormalized, rodrigues, solve3, vec3)
+from .base import Scheme
+from .common import finite, row_finite
 
 __all__ = ["RigPos", "RigNeg", "RigImp"]
 
 _POS, _NEG, _IMP = 0, 1, 2
 
 
-# A step allocates nothing: its scratch (:class:`RigWork`) is made once per run and the 3x3
-# algebra is written out (helpers in _small). A body in no constraint is stepped on its own,
-# start to end, with scratch of its own size (one pass over its data per step, which keeps a
-# system of many bodies in cache). The bodies of the constraints go through the phases
-# together, because the constraint solver sits between the free velocity (3.-5.) and the final
-# update (6.-7.). Both paths call the same per-body helpers, so a body's arithmetic is the same
-# in both. Only body_loads_into is called as a module global (see rbdyn._jit.python_variant).
+# A step allocates nothing: a body's state and its phases are values (the value forms of
+# rbdyn.so3), and the constraint solve's arrays (:class:`RigWork`) are made once per kernel call.
+# A body in no constraint is stepped on its own, start to end (one pass over its data per step,
+# which keeps a system of many bodies in cache). The bodies of the constraints go through the
+# phases together, because the constraint solver sits between the free velocity (3.-5.) and the
+# final update (6.-7.). Both paths call the same per-body helpers, so a body's arithmetic is the
+# same in both. Only body_loads_into is called as a module global (see
+# rbdyn._compile.python_variant).
 #
 # exp(-h/2 hat(W)) is exp(h/2 hat(W))^T (to the bit, with Rodrigues' formula), so the
 # exponential of the half step (E) also gives the pull-back of J W in phase 3, and in the final
@@ -87,39 +88,17 @@ class RigParams(NamedTuple):
 
 
 class RigWork(NamedTuple):
-    """Scratch of a run: one body's (``*1``), and the constraint solve's.
+    """The constraint solve's arrays, made once per kernel call.
 
-    The solve keeps, for the constrained bodies (local numbers ``local[i]`` of body ``i``),
-    their half step (``x_half``, ``R_half``, ``E`` by body number), their free velocities and
-    impulse (``v_free``, ``W1_free``, ``A_free``), the rate their last rotation update used
-    (``W_rot``), the gradient at the mid and the end
-    configuration (``B_mid``, ``B_end``, m x 6 nc), the sensitivity of the end configuration to
-    a generalized impulse (``trans_sens`` per body, ``rot_sens`` (nc, 3, 3)), and the Newton
-    system (``Z``, ``K`` and its copy for the LU factorization ``K_lu``, ``g``, ``floor``, ``delta``).
+    For the constrained bodies (local numbers ``local[i]`` of body ``i``): their half step
+    (``x_half``, ``R_half``, ``E`` by body number), their free velocities and impulse (``v_free``,
+    ``W1_free``, ``A_free``), the rate their last rotation update used (``W_rot``), the gradient at
+    the mid and the end configuration (``B_mid``, ``B_end``, m x 6 nc), the sensitivity of the end
+    configuration to a generalized impulse (``trans_sens`` per body, ``rot_sens`` (nc, 3, 3)), and
+    the Newton system (``Z``, ``K`` and its copy for the LU factorization ``K_lu``, ``g``,
+    ``floor``, ``delta``).
     """
 
-    x1: np.ndarray
-    R1: np.ndarray
-    v1: np.ndarray
-    W1s: np.ndarray
-    J1: np.ndarray
-    J_inv1: np.ndarray
-    E1: np.ndarray
-    R_half1: np.ndarray
-    x_half1: np.ndarray
-    W1_1: np.ndarray
-    A1: np.ndarray
-    F1: np.ndarray
-    T1: np.ndarray
-    Jr: np.ndarray
-    M: np.ndarray
-    Q: np.ndarray
-    a: np.ndarray
-    b: np.ndarray
-    c: np.ndarray
-    Om: np.ndarray
-    L: np.ndarray
-    loads: np.ndarray
     local: np.ndarray
     E: np.ndarray
     R_half: np.ndarray
@@ -138,45 +117,32 @@ class RigWork(NamedTuple):
     g: np.ndarray
     floor: np.ndarray
     delta: np.ndarray
-    xa: np.ndarray
-    Ra: np.ndarray
-    xb: np.ndarray
-    Rb: np.ndarray
-    s: np.ndarray
-    Ba: np.ndarray
-    Bb: np.ndarray
-
-
-def make_work(model, n_rows: int) -> RigWork:
-    """Scratch for ``model`` with ``n_rows`` constraint rows."""
-    nb = model.bodies.mass.shape[0]
-    c_bodies = model.constraints.c_bodies
-    nc = c_bodies.shape[0]
-    local = np.full(nb, -1, dtype=np.int64)
-    local[c_bodies] = np.arange(nc)
-    m3 = lambda: np.empty((3, 3))  # noqa: E731
-    v3 = lambda: np.empty(3)  # noqa: E731
-    nbc = nb if n_rows else 0  # by body number, for the constrained bodies only
-    return RigWork(
-        v3(), m3(), v3(), v3(), m3(), m3(), m3(), m3(), v3(), v3(), v3(), v3(), v3(), m3(), m3(), m3(),
-        v3(), v3(), v3(), v3(), np.empty(6), np.empty((4, 3)), local,
-        np.empty((nbc, 3, 3)), np.empty((nbc, 3, 3)), np.empty((nbc, 3)),
-        np.empty((nc, 3)), np.empty((nc, 3)), np.empty((nc, 3)), np.empty((nc, 3)),
-        np.zeros((n_rows, 6 * nc)), np.zeros((n_rows, 6 * nc)), np.zeros((n_rows, 6 * nc)),
-        np.zeros(nc), np.zeros((nc, 3, 3)),
-        np.empty((n_rows, n_rows)), np.empty((n_rows, n_rows)), np.empty(n_rows), np.empty(n_rows), np.empty(n_rows),
-        v3(), m3(), v3(), m3(), np.empty((SCRATCH_VECTORS, 3)), np.empty((MAX_ROWS, 6)), np.empty((MAX_ROWS, 6)),
-    )
 
 
 @njit_inline
-def _newton_imp(J, A, Om, h, tol, max_iter, E, Jr, M):
-    """Solve ``exp(h/2 hat(Om)) J Om = A`` in place from the guess ``Om``.
+def _work(n_bodies, c_bodies, n_rows):
+    """The constraint solve's arrays (:class:`RigWork`) for ``n_bodies`` bodies, the constrained
+    ones ``c_bodies`` and ``n_rows`` constraint rows."""
+    nc = c_bodies.shape[0]
+    local = np.full(n_bodies, -1, dtype=np.int64)
+    for j in range(nc):
+        local[c_bodies[j]] = j
+    nbc = n_bodies if n_rows > 0 else 0  # by body number, for the constrained bodies only
+    return RigWork(
+        local=local, E=np.empty((nbc, 3, 3)), R_half=np.empty((nbc, 3, 3)), x_half=np.empty((nbc, 3)),
+        v_free=np.empty((nc, 3)), W1_free=np.empty((nc, 3)), A_free=np.empty((nc, 3)), W_rot=np.empty((nc, 3)),
+        B_mid=np.zeros((n_rows, 6 * nc)), B_end=np.zeros((n_rows, 6 * nc)), Z=np.zeros((n_rows, 6 * nc)),
+        trans_sens=np.zeros(nc), rot_sens=np.zeros((nc, 3, 3)), K=np.empty((n_rows, n_rows)),
+        K_lu=np.empty((n_rows, n_rows)), g=np.empty(n_rows), floor=np.empty(n_rows), delta=np.empty(n_rows))
 
-    Returns the number of iterations, -1 if ``max|g| <= tol`` was not
-    reached within ``max_iter`` iterations, or -2 as soon as the residual
-    is not finite (nan or inf in the data). On success ``E`` holds
-    ``exp(h/2 hat(Om))`` of the solution; ``Jr``, ``M`` are 3x3 scratch.
+
+@njit
+def _newton_imp(J, A, Om, h, tol, max_iter):
+    """Solve ``exp(h/2 hat(Om)) J Om = A`` from the guess ``Om``; returns ``(it, Om, E)``.
+
+    ``it`` is the number of iterations, -1 if ``max|g| <= tol`` was not reached within
+    ``max_iter`` iterations, or -2 as soon as the residual is not finite (nan or inf in the
+    data). On success ``E`` is ``exp(h/2 hat(Om))`` of the solution.
 
     The derivative of ``g = exp(hat psi) J Om - A``, ``psi = h/2 Om``, is
     ``G = exp(hat psi) J + h/2 dexp_apply(psi, J Om) = E M`` with
@@ -190,15 +156,14 @@ def _newton_imp(J, A, Om, h, tol, max_iter, E, Jr, M):
     # a few ulp of |A|. Above that floor the test is exactly Solfec's.
     floor = 8.0 * 2.220446049250313e-16 * max(abs(A[0]), abs(A[1]), abs(A[2]))
     tol = max(tol, floor)
+    E = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
     for it in range(max_iter + 1):
         p0 = half * Om[0]
         p1 = half * Om[1]
         p2 = half * Om[2]
-        a, b, c = _sinc_coeffs(p0 * p0 + p1 * p1 + p2 * p2)
-        rodrigues_into(a, b, p0, p1, p2, E)
-        j0 = J[0, 0] * Om[0] + J[0, 1] * Om[1] + J[0, 2] * Om[2]
-        j1 = J[1, 0] * Om[0] + J[1, 1] * Om[1] + J[1, 2] * Om[2]
-        j2 = J[2, 0] * Om[0] + J[2, 1] * Om[1] + J[2, 2] * Om[2]
+        a, b, c = exp_coefficients(p0 * p0 + p1 * p1 + p2 * p2)
+        E = rodrigues(a, b, p0, p1, p2)
+        j0, j1, j2 = mat_vec(J, Om)
         # g = E J Om - A with E J Om = J Om + (E - I) J Om and
         # (E - I) u = a psi×u + b psi×(psi×u). The tolerance can be below the
         # spacing of the floats near A (Solfec's heavy top: 1.5e-15 against
@@ -212,133 +177,87 @@ def _newton_imp(J, A, Om, h, tol, max_iter, E, Jr, M):
         u0 = p1 * j2 - p2 * j1
         u1 = p2 * j0 - p0 * j2
         u2 = p0 * j1 - p1 * j0
-        g0 = dot3_add(J[0, 0], J[0, 1], J[0, 2], Om, a * u0 + b * (p1 * u2 - p2 * u1)) - A[0]
-        g1 = dot3_add(J[1, 0], J[1, 1], J[1, 2], Om, a * u1 + b * (p2 * u0 - p0 * u2)) - A[1]
-        g2 = dot3_add(J[2, 0], J[2, 1], J[2, 2], Om, a * u2 + b * (p0 * u1 - p1 * u0)) - A[2]
+        g0 = dot3_add(J[0], J[1], J[2], Om, a * u0 + b * (p1 * u2 - p2 * u1)) - A[0]
+        g1 = dot3_add(J[3], J[4], J[5], Om, a * u1 + b * (p2 * u0 - p0 * u2)) - A[1]
+        g2 = dot3_add(J[6], J[7], J[8], Om, a * u2 + b * (p0 * u1 - p1 * u0)) - A[2]
         if abs(g0) <= tol and abs(g1) <= tol and abs(g2) <= tol:
-            return it
+            return it, Om, E
         if not np.isfinite(g0 + g1 + g2):
-            return -2
+            return -2, Om, E
         if it == max_iter:
             break
         # J_r(psi) = I - b hat(psi) + c hat(psi)^2; column k of hat(JOm) J_r is JOm × J_r[:, k].
-        rodrigues_into(-b, c, p0, p1, p2, Jr)
-        for k in range(3):
-            r0, r1, r2 = Jr[0, k], Jr[1, k], Jr[2, k]
-            M[0, k] = J[0, k] - half * (j1 * r2 - j2 * r1)
-            M[1, k] = J[1, k] - half * (j2 * r0 - j0 * r2)
-            M[2, k] = J[2, k] - half * (j0 * r1 - j1 * r0)
-        e0 = E[0, 0] * g0 + E[1, 0] * g1 + E[2, 0] * g2
-        e1 = E[0, 1] * g0 + E[1, 1] * g1 + E[2, 1] * g2
-        e2 = E[0, 2] * g0 + E[1, 2] * g1 + E[2, 2] * g2
+        Jr = rodrigues(-b, c, p0, p1, p2)
+        M = _newton_matrix_imp(J, j0, j1, j2, half, Jr)
+        e0, e1, e2 = mat_T_vec(E, (g0, g1, g2))
         d0, d1, d2 = solve3(M, e0, e1, e2)
-        Om[0] -= d0
-        Om[1] -= d1
-        Om[2] -= d2
-    return -1
+        Om = (Om[0] - d0, Om[1] - d1, Om[2] - d2)
+    return -1, Om, E
 
 
 @njit_inline
-def _half_step(pivoted, x, R, v, W, h, E, x_half, R_half):
-    """1. ``E = exp(h/2 hat(W))``, ``R_half = R E``, ``x_half = x + h/2 v`` of one body."""
+def _newton_matrix_imp(J, j0, j1, j2, half, Jr):
+    """``M = J - h/2 hat(J W) J_r`` (``j = J W``): column ``k`` of ``hat(j) J_r`` is ``j × J_r[:, k]``."""
+    return (J[0] - half * (j1 * Jr[6] - j2 * Jr[3]), J[1] - half * (j1 * Jr[7] - j2 * Jr[4]),
+            J[2] - half * (j1 * Jr[8] - j2 * Jr[5]),
+            J[3] - half * (j2 * Jr[0] - j0 * Jr[6]), J[4] - half * (j2 * Jr[1] - j0 * Jr[7]),
+            J[5] - half * (j2 * Jr[2] - j0 * Jr[8]),
+            J[6] - half * (j0 * Jr[3] - j1 * Jr[0]), J[7] - half * (j0 * Jr[4] - j1 * Jr[1]),
+            J[8] - half * (j0 * Jr[5] - j1 * Jr[2]))
+
+
+@njit_inline
+def _half_step(pivoted, x, R, v, W, h):
+    """1. ``E = exp(h/2 hat(W))``, ``x_half = x + h/2 v``, ``R_half = R E`` of one body."""
     half = 0.5 * h
-    exp_scaled_into(half, W, E)
-    matmul_into(R, E, R_half)
-    if pivoted == 0:
-        for k in range(3):
-            x_half[k] = x[k] + half * v[k]
-    else:
-        for k in range(3):
-            x_half[k] = x[k]
+    E = exp_scaled(half, W)
+    x_half = x if pivoted != 0 else (x[0] + half * v[0], x[1] + half * v[1], x[2] + half * v[2])
+    return E, x_half, mat_mul(R, E)
 
 
 @njit_inline
-def _free(mass, J, J_inv, pivoted, R_half, v, W, F, T, E, h, W1, A, tb, a, b):
-    """3.-4. free velocities ``W1``, ``v`` and the impulse ``A`` of one body.
+def _free(mass, J, J_inv, pivoted, R_half, v, W, F, T, E, h):
+    """3.-4. the free velocities ``v``, ``W1`` and the impulse ``A`` of one body, ``(v, W1, A)``.
 
-    ``E`` is ``exp(h/2 hat(W))`` of the half step; ``tb``, ``a``, ``b`` are
-    3-vector scratch.
+    ``E`` is ``exp(h/2 hat(W))`` of the half step.
     """
     half = 0.5 * h
-    rmatvec_into(R_half, T, tb)  # body torque
-    matvec_into(J, W, a)
-    rmatvec_into(E, a, b)  # b = exp(-h/2 hat W) J W
-    for k in range(3):
-        a[k] = b[k] + half * tb[k]
-        A[k] = b[k] + h * tb[k]
-    matvec_into(J_inv, a, b)  # b = W_mid
-    matvec_into(J, b, a)
-    cross_into(b, a, a)  # a = W_mid × J W_mid
-    for k in range(3):
-        a[k] = tb[k] - a[k]
-    matvec_into(J_inv, a, b)
-    for k in range(3):
-        W1[k] = W[k] + h * b[k]
+    tb = mat_T_vec(R_half, T)  # body torque
+    b = mat_T_vec(E, mat_vec(J, W))  # b = exp(-h/2 hat W) J W
+    a = (b[0] + half * tb[0], b[1] + half * tb[1], b[2] + half * tb[2])
+    A = (b[0] + h * tb[0], b[1] + h * tb[1], b[2] + h * tb[2])
+    b = mat_vec(J_inv, a)  # b = W_mid
+    a = cross(b, mat_vec(J, b))  # a = W_mid × J W_mid
+    b = mat_vec(J_inv, (tb[0] - a[0], tb[1] - a[1], tb[2] - a[2]))
+    W1 = (W[0] + h * b[0], W[1] + h * b[1], W[2] + h * b[2])
     if pivoted == 0:
         hm = h / mass
-        for k in range(3):
-            v[k] += hm * F[k]
+        v = (v[0] + hm * F[0], v[1] + hm * F[1], v[2] + hm * F[2])
+    return v, W1, A
 
 
 @njit_inline
-def _update(J, J_inv, pivoted, variant, x, R, v, W, x_half, R_half, W1, A, h, tol, max_iter, E, Jr, M, a, Om):
-    """6.-7. translation and the scheme's rotation update of one body.
+def _update(J, J_inv, pivoted, variant, x_half, R_half, v, W1, A, h, tol, max_iter):
+    """6.-7. translation and the scheme's rotation update of one body: ``(it, x, R, W, W_rot)``.
 
-    Returns the Newton iterations (0 for the explicit variants) or the code
-    of :func:`_newton_imp` (-1, -2). On return ``E`` is the exponential of
-    the rotation's second half step. ``Jr``, ``M`` are 3x3 scratch, ``a``,
-    ``Om`` 3-vector scratch.
+    ``it`` is the Newton iterations (0 for the explicit variants) or the code of
+    :func:`_newton_imp` (-1, -2; then ``R`` is not updated); ``W_rot`` the rate the rotation used.
     """
     half = 0.5 * h
     it = 0
-    if pivoted == 0:
-        for k in range(3):
-            x[k] = x_half[k] + half * v[k]
+    x = x_half if pivoted != 0 else (x_half[0] + half * v[0], x_half[1] + half * v[1], x_half[2] + half * v[2])
     if variant == _POS:
         # The new rate and the rotation's are W1.
-        exp_scaled_into(half, W1, E)
-        for k in range(3):
-            W[k] = W1[k]
+        E = exp_scaled(half, W1)
+        W = W1
     elif variant == _NEG:
         # The rotation uses W1; the new rate is J^{-1} exp(-h/2 hat W1) A.
-        exp_scaled_into(half, W1, E)
-        rmatvec_into(E, A, a)
-        matvec_into(J_inv, a, W)
+        E = exp_scaled(half, W1)
+        W = mat_vec(J_inv, mat_T_vec(E, A))
     else:
-        for k in range(3):
-            Om[k] = W1[k]
-        it = _newton_imp(J, A, Om, h, tol, max_iter, E, Jr, M)
-        if it < 0:
-            return it
-        for k in range(3):
-            W[k] = Om[k]
-    matmul_into(R_half, E, R)
-    reorthonormalize(R)
-    return it
-
-
-@njit_inline
-def copy_in(i, x, R, v, W, J, J_inv, x1, R1, v1, W1, J1, J_inv1):
-    """Body ``i``'s state and inertia into one body's scratch (element by element: no views)."""
-    for a in range(3):
-        x1[a] = x[i, a]
-        v1[a] = v[i, a]
-        W1[a] = W[i, a]
-        for b in range(3):
-            R1[a, b] = R[i, a, b]
-            J1[a, b] = J[i, a, b]
-            J_inv1[a, b] = J_inv[i, a, b]
-
-
-@njit_inline
-def copy_out(i, x1, R1, v1, W1, x, R, v, W):
-    """One body's scratch state back into body ``i``'s rows."""
-    for a in range(3):
-        x[i, a] = x1[a]
-        v[i, a] = v1[a]
-        W[i, a] = W1[a]
-        for b in range(3):
-            R[i, a, b] = R1[a, b]
+        it, W, E = _newton_imp(J, A, W1, h, tol, max_iter)
+    R = reorthonormalized(mat_mul(R_half, E)) if it >= 0 else R_half
+    return it, x, R, W, (W1 if variant != _IMP else W)
 
 
 # -- constraints -------------------------------------------------------------
@@ -354,73 +273,78 @@ def copy_out(i, x1, R1, v1, W1, x, R, v, W):
 #     dg/dP = B_end D B_mid^T,  D = diag((h/2)/m I, (h/2) R_end J_r(h/2 W_rot) C R_half^T) per body,
 # C = dW_rot/dtau: J^-1 for RIG_POS and RIG_NEG (the rotation uses W1) and M^-1 E^T for RIG_IMP
 # (the derivative of its implicit equation, see _newton_imp). Nothing here knows a constraint
-# kind: the residuals and gradients come through rbdyn._constraints.
+# kind: the residuals and gradients come through rbdyn.constraints.assembly.
 
 
 @njit_inline
-def _rotation_sensitivity(variant, J, J_inv, W_rot, h, E, Q, Jr, M, col):
-    """``Q = J_r(h/2 W_rot) C`` for one body (see the comment above).
-
-    ``W_rot`` is the rate the rotation used; ``E`` is scratch (its exponential, for RIG_IMP:
-    the same expression as in :func:`_newton_imp`, so the same bits).
-    """
+def _rotation_sensitivity(variant, J, J_inv, W_rot, h):
+    """``Q = J_r(h/2 W_rot) C`` for one body (see the comment above); ``W_rot`` is the rate the
+    rotation used."""
     half = 0.5 * h
     p0, p1, p2 = half * W_rot[0], half * W_rot[1], half * W_rot[2]
-    a, b, c = _sinc_coeffs(p0 * p0 + p1 * p1 + p2 * p2)
-    rodrigues_into(-b, c, p0, p1, p2, Jr)
+    a, b, c = exp_coefficients(p0 * p0 + p1 * p1 + p2 * p2)
+    Jr = rodrigues(-b, c, p0, p1, p2)
     if variant != _IMP:
-        matmul_into(Jr, J_inv, Q)
-        return
-    rodrigues_into(a, b, p0, p1, p2, E)
-    # C = M^-1 E^T, M = J - h/2 hat(J W) J_r, solved column by column.
-    j0 = J[0, 0] * W_rot[0] + J[0, 1] * W_rot[1] + J[0, 2] * W_rot[2]
-    j1 = J[1, 0] * W_rot[0] + J[1, 1] * W_rot[1] + J[1, 2] * W_rot[2]
-    j2 = J[2, 0] * W_rot[0] + J[2, 1] * W_rot[1] + J[2, 2] * W_rot[2]
-    for k in range(3):
-        r0, r1, r2 = Jr[0, k], Jr[1, k], Jr[2, k]
-        M[0, k] = J[0, k] - half * (j1 * r2 - j2 * r1)
-        M[1, k] = J[1, k] - half * (j2 * r0 - j0 * r2)
-        M[2, k] = J[2, k] - half * (j0 * r1 - j1 * r0)
-    for k in range(3):
-        c0, c1, c2 = solve3(M, E[k, 0], E[k, 1], E[k, 2])  # column k of M^-1 E^T
-        col[0], col[1], col[2] = c0, c1, c2
-        for r in range(3):
-            Q[r, k] = Jr[r, 0] * col[0] + Jr[r, 1] * col[1] + Jr[r, 2] * col[2]
+        return mat_mul(Jr, J_inv)
+    return _implicit_sensitivity(J, W_rot, half, rodrigues(a, b, p0, p1, p2), Jr)
+
+
+@njit
+def _implicit_sensitivity(J, W_rot, half, E, Jr):
+    """RIG_IMP's ``Q = J_r C`` with ``C = M^-1 E^T``, ``M = J - h/2 hat(J W) J_r`` (the same
+    expressions as in :func:`_newton_imp`, so the same bits), solved column by column."""
+    j0, j1, j2 = mat_vec(J, W_rot)
+    M = _newton_matrix_imp(J, j0, j1, j2, half, Jr)
+    c00, c01, c02 = solve3(M, E[0], E[1], E[2])  # column k of M^-1 E^T: M^-1 (row k of E)
+    c10, c11, c12 = solve3(M, E[3], E[4], E[5])
+    c20, c21, c22 = solve3(M, E[6], E[7], E[8])
+    return mat_mul(Jr, (c00, c10, c20, c01, c11, c21, c02, c12, c22))
 
 
 @njit_inline
-def _reaction_on_body(B, j, P, L):
-    """``L = B[:, 6j:6j+6]^T P``: the generalized impulse (world force, world moment) of body ``j``."""
-    for c in range(6):
-        acc = 0.0
-        for r in range(B.shape[0]):
-            acc += B[r, 6 * j + c] * P[r]
-        L[c] = acc
+def _reaction_on_body(B, j, P):
+    """``B[:, 6j:6j+6]^T P``: the generalized impulse (world force, world moment) of body ``j``."""
+    l0 = l1 = l2 = l3 = l4 = l5 = 0.0
+    c = 6 * j
+    for r in range(B.shape[0]):
+        p = P[r]
+        l0 += B[r, c] * p
+        l1 += B[r, c + 1] * p
+        l2 += B[r, c + 2] * p
+        l3 += B[r, c + 3] * p
+        l4 += B[r, c + 4] * p
+        l5 += B[r, c + 5] * p
+    return (l0, l1, l2), (l3, l4, l5)
 
 
 @njit_inline
-def _impulse_into(pivoted, inv_m, R_half, J_inv, L, v, W1, A, tau):
-    """Add the generalized impulse ``L`` to one body's velocity, free rate and impulse."""
+def _with_impulse(pivoted, inv_m, R_half, J_inv, f, mom, v, W1, A):
+    """One body's velocity, free rate and impulse with the generalized impulse (world force
+    ``f``, world moment ``mom``) added: ``(v, W1, A)``."""
     if pivoted == 0:
-        for k in range(3):
-            v[k] += inv_m * L[k]
-    for k in range(3):  # body moment
-        tau[k] = R_half[0, k] * L[3] + R_half[1, k] * L[4] + R_half[2, k] * L[5]
-    for k in range(3):
-        W1[k] += J_inv[k, 0] * tau[0] + J_inv[k, 1] * tau[1] + J_inv[k, 2] * tau[2]
-        A[k] += tau[k]
+        v = (v[0] + inv_m * f[0], v[1] + inv_m * f[1], v[2] + inv_m * f[2])
+    tau = mat_T_vec(R_half, mom)  # body moment
+    d = mat_vec(J_inv, tau)
+    return v, (W1[0] + d[0], W1[1] + d[1], W1[2] + d[2]), (A[0] + tau[0], A[1] + tau[1], A[2] + tau[2])
 
 
 @njit_inline
-def _world_sensitivity(R_end, Q, R_half, h, out, tmp):
-    """``out = (h/2) R_end Q R_half^T``: a world moment impulse at mid step to the end rotation."""
-    matmul_into(R_end, Q, tmp)
-    for r in range(3):
-        for c in range(3):
-            out[r, c] = 0.5 * h * (tmp[r, 0] * R_half[c, 0] + tmp[r, 1] * R_half[c, 1] + tmp[r, 2] * R_half[c, 2])
+def _world_sensitivity(R_end, Q, R_half, h):
+    """``(h/2) R_end Q R_half^T``: a world moment impulse at mid step to the end rotation."""
+    T = mat_mul(R_end, Q)
+    s = 0.5 * h
+    return (s * (T[0] * R_half[0] + T[1] * R_half[1] + T[2] * R_half[2]),
+            s * (T[0] * R_half[3] + T[1] * R_half[4] + T[2] * R_half[5]),
+            s * (T[0] * R_half[6] + T[1] * R_half[7] + T[2] * R_half[8]),
+            s * (T[3] * R_half[0] + T[4] * R_half[1] + T[5] * R_half[2]),
+            s * (T[3] * R_half[3] + T[4] * R_half[4] + T[5] * R_half[5]),
+            s * (T[3] * R_half[6] + T[4] * R_half[7] + T[5] * R_half[8]),
+            s * (T[6] * R_half[0] + T[7] * R_half[1] + T[8] * R_half[2]),
+            s * (T[6] * R_half[3] + T[7] * R_half[4] + T[8] * R_half[5]),
+            s * (T[6] * R_half[6] + T[7] * R_half[7] + T[8] * R_half[8]))
 
 
-@njit_inline
+@njit
 def _newton_matrix(B_mid, B_end, trans_sens, rot_sens, crow, cbody, local, Z, K):
     """``K = B_end D B_mid^T`` with ``D`` per body ``diag(trans_sens I, rot_sens)``, through ``Z = B_mid D^T``.
 
@@ -452,76 +376,34 @@ def _newton_matrix(B_mid, B_end, trans_sens, rot_sens, crow, cbody, local, Z, K)
                 K[r, c] = acc
 
 
-@njit_inline
-def _load_phase(i, j, x_half, R_half, E, v_free, W1_free, A_free, x_half1, R_half1, E1, v1, W11, A1):
-    """Body ``i``'s (local ``j``) half step and free velocities into one body's scratch."""
-    for a in range(3):
-        x_half1[a] = x_half[i, a]
-        v1[a] = v_free[j, a]
-        W11[a] = W1_free[j, a]
-        A1[a] = A_free[j, a]
-        for b in range(3):
-            R_half1[a, b] = R_half[i, a, b]
-            E1[a, b] = E[i, a, b]
-
-
-@njit_inline
-def _store_phase(i, j, x_half1, R_half1, E1, v1, W11, A1, x_half, R_half, E, v_free, W1_free, A_free):
-    """The converse of :func:`_load_phase`."""
-    for a in range(3):
-        x_half[i, a] = x_half1[a]
-        v_free[j, a] = v1[a]
-        W1_free[j, a] = W11[a]
-        A_free[j, a] = A1[a]
-        for b in range(3):
-            R_half[i, a, b] = R_half1[a, b]
-            E[i, a, b] = E1[a, b]
-
-
 @njit
-def advance(model, state, work, params, t0, h, k0, k1, out, mon):
+def advance(model, state, params, t0, h, k0, k1, out, mon):
     """Steps ``k0 .. k1 - 1`` (step ``k`` starts at ``t0 + k h``), recording through the
     driver; returns ``(status, k)`` with ``k`` the first step not completed (see
-    :mod:`rbdyn._scheme`).
+    :mod:`rbdyn.schemes.base`).
 
-    Every array is bound here, once per call, and the helpers take arrays only: numba counts
-    references to a view or a struct bound inside the loop, or passed to a function that is not
-    a leaf, which would cost a small body more than its arithmetic. For the same reason the
-    constraint solve is written out here rather than in a function of its own.
+    Every array is bound here, once per call: the loops below read no record. A body's state
+    and phases are values; the Newton iteration of RIG_IMP, the constraint assembly and the
+    linear solves are called.
     """
-    # every array borrowed, once (see rbdyn._jit.borrow): the loop below counts no references
-    model, state, work, out, mon = borrow(model), borrow(state), borrow(work), borrow(out), borrow(mon)
+    x, R, v, W, P = state
+    mass, J, J_inv, pivoted, _ = model[0]
+    ckind, cbody, cdata, crow, c_bodies, u_bodies = model[2]  # Constraints
+    variant, newton_tol, max_iter, ctol, cmax = params
+    tol = newton_tol * 0.5 * h
+    every, n_steps, active, counts, iterations = schedule(out, mon)
+    user = has_user_loads(model)
+    uscr = user_scratch()
+    wk = _work(x.shape[0], c_bodies, P.shape[0])
+    local, E, R_half, x_half = wk.local, wk.E, wk.R_half, wk.x_half
+    v_free, W1_free, A_free, W_rot = wk.v_free, wk.W1_free, wk.A_free, wk.W_rot
+    B_mid, B_end, Z, trans_sens, rot_sens = wk.B_mid, wk.B_end, wk.Z, wk.trans_sens, wk.rot_sens
+    K, K_lu, g, floor, delta = wk.K, wk.K_lu, wk.g, wk.floor, wk.delta
+    cs, Ba, Bb = scratch()
     if k0 == 0:
-        code = start(model, state, out, mon)
+        code = start(model, x, R, v, W, out, mon)
         if code != 0:
             return code, 0
-    x, R, v, W, P = borrow(state.x), borrow(state.R), borrow(state.v), borrow(state.W), borrow(state.P)
-    mass, J = borrow(model.bodies.mass), borrow(model.bodies.inertia)
-    J_inv, pivoted = borrow(model.bodies.inertia_inv), borrow(model.bodies.pivoted)
-    cons = model.constraints
-    c_bodies, u_bodies = borrow(cons.c_bodies), borrow(cons.u_bodies)
-    ckind, cbody, cdata, crow = borrow(cons.kind), borrow(cons.body), borrow(cons.data), borrow(cons.row)
-    variant = params.variant
-    tol = params.newton_tol * 0.5 * h
-    max_iter = params.newton_max_iter
-    ctol, cmax = params.constraint_tol, params.constraint_max_iter
-    user = model.loads.user_start[-1] > 0
-    # one body's scratch
-    wk = work
-    x1, R1, v1, W1, J1, J_inv1 = borrow(wk.x1), borrow(wk.R1), borrow(wk.v1), borrow(wk.W1s), borrow(wk.J1), \
-        borrow(wk.J_inv1)
-    E1, x_half1, R_half1, Wf1 = borrow(wk.E1), borrow(wk.x_half1), borrow(wk.R_half1), borrow(wk.W1_1)
-    A1, F1, T1 = borrow(wk.A1), borrow(wk.F1), borrow(wk.T1)
-    Jr, M, Q, sa, sb, sc = borrow(wk.Jr), borrow(wk.M), borrow(wk.Q), borrow(wk.a), borrow(wk.b), borrow(wk.c)
-    Om, L, lscr = borrow(wk.Om), borrow(wk.L), borrow(wk.loads)
-    # the constraint solve's
-    local, E, R_half, x_half = borrow(wk.local), borrow(wk.E), borrow(wk.R_half), borrow(wk.x_half)
-    v_free, W1_free, A_free, W_rot = borrow(wk.v_free), borrow(wk.W1_free), borrow(wk.A_free), borrow(wk.W_rot)
-    B_mid, B_end, Z = borrow(wk.B_mid), borrow(wk.B_end), borrow(wk.Z)
-    trans_sens, rot_sens = borrow(wk.trans_sens), borrow(wk.rot_sens)
-    K, K_lu, g, floor, delta = borrow(wk.K), borrow(wk.K_lu), borrow(wk.g), borrow(wk.floor), borrow(wk.delta)
-    xa, Ra, xb, Rb = borrow(wk.xa), borrow(wk.Ra), borrow(wk.xb), borrow(wk.Rb)
-    cs, Ba, Bb = borrow(wk.s), borrow(wk.Ba), borrow(wk.Bb)
     nr = P.shape[0]
     half = 0.5 * h
     for k in range(k0, k1):
@@ -531,39 +413,46 @@ def advance(model, state, work, params, t0, h, k0, k1, out, mon):
             # 1.-4. the constrained bodies' half step, loads and free velocities
             for j in range(c_bodies.shape[0]):
                 i = c_bodies[j]
-                copy_in(i, x, R, v, W, J, J_inv, x1, R1, v1, W1, J1, J_inv1)
                 p = pivoted[i]
-                _half_step(p, x1, R1, v1, W1, h, E1, x_half1, R_half1)
-                body_loads_into(model, i, t + half, x_half1, R_half1, v1, W1, F1, T1)
+                Ji, Ji_inv, vi, Wi = mat3(J, i), mat3(J_inv, i), vec3(v, i), vec3(W, i)
+                Ei, xh, Rh = _half_step(p, vec3(x, i), mat3(R, i), vi, Wi, h)
+                F, T = body_loads_into(model, i, t + half, xh, Rh, vi, Wi)
                 if user:
-                    user_loads_into(model, i, t + half, x_half1, R_half1, v1, W1, F1, T1, lscr)
-                _free(mass[i], J1, J_inv1, p, R_half1, v1, W1, F1, T1, E1, h, Wf1, A1, sa, sb, sc)
-                _store_phase(i, j, x_half1, R_half1, E1, v1, Wf1, A1, x_half, R_half, E, v_free, W1_free, A_free)
+                    F, T = user_loads_into(model, i, t + half, xh, Rh, vi, Wi, F, T, uscr)
+                vf, W1f, Af = _free(mass[i], Ji, Ji_inv, p, Rh, vi, Wi, F, T, Ei, h)
+                put_vec3(x_half, i, xh)
+                put_mat3(R_half, i, Rh)
+                put_mat3(E, i, Ei)
+                put_vec3(v_free, j, vf)
+                put_vec3(W1_free, j, W1f)
+                put_vec3(A_free, j, Af)
                 trans_sens[j] = 0.0 if p != 0 else half / mass[i]
             # 5. the gradient at the mid configuration: the reactions' directions
-            gradient_into(ckind, cbody, cdata, crow, x_half, R_half, pivoted, local, B_mid, Ba, Bb, xa, Ra, xb, Rb, cs)
+            gradient_into(ckind, cbody, cdata, crow, x_half, R_half, pivoted, local, B_mid, cs, Ba, Bb)
             status = STATUS_CONSTRAINT
             for it in range(cmax + 1):
                 # 6.-7. every constrained body's update with the reactions P
                 for j in range(c_bodies.shape[0]):
                     i = c_bodies[j]
                     p = pivoted[i]
-                    copy_in(i, x, R, v, W, J, J_inv, x1, R1, v1, W1, J1, J_inv1)
-                    _load_phase(i, j, x_half, R_half, E, v_free, W1_free, A_free, x_half1, R_half1, E1, v1, Wf1, A1)
-                    _reaction_on_body(B_mid, j, P, L)
-                    _impulse_into(p, 1.0 / mass[i], R_half1, J_inv1, L, v1, Wf1, A1, sa)
-                    n_it = _update(J1, J_inv1, p, variant, x1, R1, v1, W1, x_half1, R_half1, Wf1, A1, h, tol, max_iter,
-                                   E1, Jr, M, sa, Om)
+                    Ji, Ji_inv, Rh = mat3(J, i), mat3(J_inv, i), mat3(R_half, i)
+                    f, mom = _reaction_on_body(B_mid, j, P)
+                    vi, W1i, Ai = _with_impulse(p, 1.0 / mass[i], Rh, Ji_inv, f, mom, vec3(v_free, j),
+                                                vec3(W1_free, j), vec3(A_free, j))
+                    n_it, xi, Ri, Wi, Wr = _update(Ji, Ji_inv, p, variant, vec3(x_half, i), Rh, vi, W1i, Ai, h, tol,
+                                                   max_iter)
                     if n_it < 0:
                         status = STATUS_NEWTON if n_it == -1 else STATUS_NONFINITE
                         break
                     iters += n_it
-                    for a in range(3):  # the rate of the rotation, for its sensitivity
-                        W_rot[j, a] = Wf1[a] if variant != _IMP else W1[a]
-                    copy_out(i, x1, R1, v1, W1, x, R, v, W)
+                    put_vec3(W_rot, j, Wr)  # the rate of the rotation, for its sensitivity
+                    put_vec3(x, i, xi)
+                    put_mat3(R, i, Ri)
+                    put_vec3(v, i, vi)
+                    put_vec3(W, i, Wi)
                 if status == STATUS_NEWTON or status == STATUS_NONFINITE:
                     break
-                residuals_into(ckind, cbody, cdata, crow, x, R, g, floor, xa, Ra, xb, Rb, cs)
+                residuals_into(ckind, cbody, cdata, crow, x, R, g, floor, cs)
                 done = True
                 for r in range(nr):
                     if not np.isfinite(g[r]):
@@ -582,17 +471,9 @@ def advance(model, state, work, params, t0, h, k0, k1, out, mon):
                 # now: most steps pass on their first update and need none)
                 for j in range(c_bodies.shape[0]):
                     i = c_bodies[j]
-                    copy_in(i, x, R, v, W, J, J_inv, x1, R1, v1, W1, J1, J_inv1)
-                    for a in range(3):
-                        Om[a] = W_rot[j, a]
-                        for c in range(3):
-                            R_half1[a, c] = R_half[i, a, c]
-                    _rotation_sensitivity(variant, J1, J_inv1, Om, h, E1, Q, Jr, M, sa)
-                    _world_sensitivity(R1, Q, R_half1, h, M, Jr)
-                    for a in range(3):
-                        for c in range(3):
-                            rot_sens[j, a, c] = M[a, c]
-                gradient_into(ckind, cbody, cdata, crow, x, R, pivoted, local, B_end, Ba, Bb, xa, Ra, xb, Rb, cs)
+                    Q = _rotation_sensitivity(variant, mat3(J, i), mat3(J_inv, i), vec3(W_rot, j), h)
+                    put_mat3(rot_sens, j, _world_sensitivity(mat3(R, i), Q, mat3(R_half, i), h))
+                gradient_into(ckind, cbody, cdata, crow, x, R, pivoted, local, B_end, cs, Ba, Bb)
                 _newton_matrix(B_mid, B_end, trans_sens, rot_sens, crow, cbody, local, Z, K)
                 for r in range(nr):
                     delta[r] = -g[r]
@@ -611,31 +492,33 @@ def advance(model, state, work, params, t0, h, k0, k1, out, mon):
             if status != STATUS_OK:
                 return status, k
             for j in range(c_bodies.shape[0]):
-                i = c_bodies[j]
-                if not body_finite(x[i], R[i], v[i], W[i]):
+                if not row_finite(c_bodies[j], x, R, v, W):
                     return STATUS_NONFINITE, k
         # the bodies in no constraint, each from start to end
-        for i in u_bodies:
-            copy_in(i, x, R, v, W, J, J_inv, x1, R1, v1, W1, J1, J_inv1)
+        for ju in range(u_bodies.shape[0]):
+            i = u_bodies[ju]
             p = pivoted[i]
-            _half_step(p, x1, R1, v1, W1, h, E1, x_half1, R_half1)
+            Ji, Ji_inv, vi, Wi = mat3(J, i), mat3(J_inv, i), vec3(v, i), vec3(W, i)
+            Ei, xh, Rh = _half_step(p, vec3(x, i), mat3(R, i), vi, Wi, h)
             # loads from the kernel itself, so that the Python variant for callbacks sees them
-            body_loads_into(model, i, t + half, x_half1, R_half1, v1, W1, F1, T1)
+            F, T = body_loads_into(model, i, t + half, xh, Rh, vi, Wi)
             if user:
-                user_loads_into(model, i, t + half, x_half1, R_half1, v1, W1, F1, T1, lscr)
-            _free(mass[i], J1, J_inv1, p, R_half1, v1, W1, F1, T1, E1, h, Wf1, A1, sa, sb, sc)
-            it = _update(J1, J_inv1, p, variant, x1, R1, v1, W1, x_half1, R_half1, Wf1, A1, h, tol, max_iter, E1,
-                         Jr, M, sa, sc)
+                F, T = user_loads_into(model, i, t + half, xh, Rh, vi, Wi, F, T, uscr)
+            vi, W1i, Ai = _free(mass[i], Ji, Ji_inv, p, Rh, vi, Wi, F, T, Ei, h)
+            it, xi, Ri, Wi, _ = _update(Ji, Ji_inv, p, variant, xh, Rh, vi, W1i, Ai, h, tol, max_iter)
             if it < 0:
                 return (STATUS_NEWTON if it == -1 else STATUS_NONFINITE), k
-            copy_out(i, x1, R1, v1, W1, x, R, v, W)
-            if not body_finite(x1, R1, v1, W1):
+            put_vec3(x, i, xi)
+            put_mat3(R, i, Ri)
+            put_vec3(v, i, vi)
+            put_vec3(W, i, Wi)
+            if not finite(xi, Ri, vi, Wi):
                 return STATUS_NONFINITE, k
             iters += it
-        # after the step (written out here, not in a helper that takes the structs: see _scheme)
-        count_iterations(out.iteration_counts, out.iterations, out.every, k, iters)
-        if not report(model, state, out, mon, k, t0 + (k + 1) * h):
-            return STATUS_REPORT, k
+        count_iterations(counts, iterations, every, k, iters)
+        if active != 0 or record_due(every, n_steps, k):
+            if not report(model, x, R, v, W, out, mon, k, t0 + (k + 1) * h):
+                return STATUS_REPORT, k
     return STATUS_OK, k1
 
 
@@ -664,16 +547,13 @@ class _Rig(Scheme):
 
     def params(self):
         variant, newton_tol, newton_max_iter = self._variant()
-        return RigParams(variant, newton_tol, newton_max_iter, float(self.constraint_tol),
-                         int(self.constraint_max_iter))
+        return RigParams(variant=variant, newton_tol=newton_tol, newton_max_iter=newton_max_iter,
+                         constraint_tol=float(self.constraint_tol), constraint_max_iter=int(self.constraint_max_iter))
 
     def init(self, system, state):
         # The state adds the last step's reaction impulses (one per residual row).
         x, R, v, W = (np.array(a, dtype=float, copy=True) for a in state)
-        return RigState(x, R, v, W, np.zeros(system.n_constraint_rows))
-
-    def work(self, system, state):
-        return make_work(system.model, state.P.shape[0])
+        return RigState(x=x, R=R, v=v, W=W, P=np.zeros(system.n_constraint_rows))
 
 
 @dataclasses.dataclass(frozen=True)

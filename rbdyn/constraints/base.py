@@ -2,10 +2,8 @@
 
 A kind is one module (``spherical.py``, ``rod.py``, ...) that defines
 
-* a frozen dataclass, subclass of :class:`Constraint`: the user's object, its validation,
-  its defaults taken from the initial configuration, its scenario keys, and the row of
-  numbers (:meth:`Constraint.data`) the compiled functions read;
-* four compiled functions with the signatures below, which read that row:
+* four compiled functions with the signatures below, which read the constraint's row of
+  numbers (:meth:`Constraint.data`):
 
   ``residual(data, k, xa, Ra, xb, Rb, g, floor, r0, s)``
       the position-level residual rows ``g[r0:r0+n]`` and, in ``floor``, the smallest
@@ -24,11 +22,17 @@ A kind is one module (``spherical.py``, ``rod.py``, ...) that defines
   with ``k`` the constraint's row of ``data``, ``(xa, Ra)``, ``(xb, Rb)`` the body origins'
   positions and rotations (the world: zero and the identity), ``s`` a (:data:`SCRATCH_VECTORS`, 3)
   scratch array;
-* a :class:`Kind` record, ``KIND``, which the registry (``rbdyn/constraints/__init__.py``) lists.
+* a frozen dataclass, subclass of :class:`Constraint`: the user's object, its validation,
+  its defaults taken from the initial configuration, its scenario keys (:attr:`Constraint.keys`),
+  its scenario ``type`` (:attr:`Constraint.kind`), its number of rows (:attr:`Constraint.n_eq`),
+  and its four functions compiled (``functions = compiled_functions(residual, ...)``).
+
+The registry (``rbdyn/constraints/__init__.py``) lists the classes.
 
 The schemes assemble every kind from these four functions through one dispatch
-(:mod:`rbdyn._constraints`, a chain over the registry's slots, inlined into the schemes); they know
-nothing else about a kind. A kind must fit the limits below (:data:`DATA_WIDTH`,
+(:mod:`rbdyn.constraints.assembly`, a chain over the registry's slots); they know nothing else
+about a kind. The functions are short, straight-line code over the data row and the caller's
+scratch (:mod:`.geometry`), copied into the assembly (:func:`rbdyn._compile.njit_inline`). A kind must fit the limits below (:data:`DATA_WIDTH`,
 :data:`MAX_ROWS`, :data:`SCRATCH_VECTORS`), which size the schemes' scratch; a test checks that
 every registered kind does.
 """
@@ -36,19 +40,18 @@ every registered kind does.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, ClassVar
+from typing import Callable, ClassVar, NamedTuple
 
 import numpy as np
 
 from .._errors import InputError
-from .._jit import njit, njit_inline
-from .._validate import finite_array
+from .._compile import njit_inline
+from .._validate import body_name, finite_array, store
 
-__all__ = ["Constraint", "Kind", "DATA_WIDTH", "MAX_ROWS", "SCRATCH_VECTORS", "FUNCTIONS", "compiled_kind"]
+__all__ = ["Constraint", "KindFunctions", "compiled_functions", "DATA_WIDTH", "MAX_ROWS", "SCRATCH_VECTORS"]
 
 # The limits of a kind. The packed data and the scratch of every scheme are sized by these
-# names (here, rbdyn/_rig.py, rbdyn/_genalpha.py, rbdyn/_model.py, rbdyn/_simulate.py); a kind
-# that needs more raises the limit here and nowhere else.
+# names; a kind that needs more raises the limit here and nowhere else.
 
 #: Numbers per constraint in the packed data: the most a kind's :meth:`Constraint.data` may use.
 DATA_WIDTH = 24
@@ -57,27 +60,19 @@ MAX_ROWS = 6
 #: Vectors of 3 in the scratch array ``s`` the compiled functions may use (``s[0]`` ... ``s[7]``).
 SCRATCH_VECTORS = 8
 
-#: The compiled functions of a kind, in the order of :class:`Kind`'s fields.
-FUNCTIONS = ("residual", "gradient", "stiffness", "velocity_product")
+class KindFunctions(NamedTuple):
+    """The four compiled functions of a kind (see the module docs for their signatures)."""
 
-
-@dataclasses.dataclass(frozen=True)
-class Kind:
-    """A constraint kind: its scenario ``type``, Python class, number of rows and compiled functions."""
-
-    name: str
-    cls: type
-    n_rows: int
     residual: Callable
     gradient: Callable
     stiffness: Callable
     velocity_product: Callable
 
 
-def compiled_kind(name, cls, residual, gradient, stiffness, velocity_product) -> Kind:
-    """The :class:`Kind` of ``cls``, its four functions compiled by numba, to be inlined into the schemes."""
-    return Kind(name, cls, cls.n_eq, njit_inline(residual), njit_inline(gradient), njit_inline(stiffness),
-                njit_inline(velocity_product))
+def compiled_functions(residual, gradient, stiffness, velocity_product) -> KindFunctions:
+    """A kind's four functions compiled by numba, to be copied into the assembly that calls them."""
+    return KindFunctions(residual=njit_inline(residual), gradient=njit_inline(gradient),
+                         stiffness=njit_inline(stiffness), velocity_product=njit_inline(velocity_product))
 
 
 def finite_vector(value, fld: str, shape=(3,)) -> np.ndarray:
@@ -121,9 +116,13 @@ class Constraint:
     point_body: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(3))
     other: str | None = None
     other_point: np.ndarray | None = None
+    #: The numbers of bodies *a* and *b* (-1: the world) in the system that resolved this
+    #: constraint (a :class:`rbdyn.System` keeps resolved copies of the constraints it is given).
+    bodies: tuple = dataclasses.field(default=(-1, -1), init=False, repr=False)
 
     kind: ClassVar[str]
     n_eq: ClassVar[int]
+    functions: ClassVar[KindFunctions]
     #: Scenario keys of the kind besides ``type`` (a ``[[constraint]]`` table).
     keys: ClassVar[frozenset] = frozenset({"body", "point_body", "other", "other_point"})
     #: The key an error names when the initial state violates the constraint (what to change).
@@ -131,9 +130,12 @@ class Constraint:
 
     def __post_init__(self):
         where = f"constraint.{self.kind}"
-        object.__setattr__(self, "point_body", finite_vector(self.point_body, f"{where}.point_body"))
+        body_name(self.body, f"{where}.body")
+        if self.other is not None:
+            body_name(self.other, f"{where}.other")
+        store(self, point_body=finite_vector(self.point_body, f"{where}.point_body"))
         if self.other_point is not None:
-            object.__setattr__(self, "other_point", finite_vector(self.other_point, f"{where}.other_point"))
+            store(self, other_point=finite_vector(self.other_point, f"{where}.other_point"))
 
     @classmethod
     def random_keys(cls, rng, to_world: bool) -> dict:
@@ -147,11 +149,11 @@ class Constraint:
     def _resolve(self, index: dict, where: str, origins, R0) -> None:
         """Bind the body names to indices and fill the defaults from the initial configuration."""
         self._bind(index, where)
-        i, j = self._i, self._j
+        i, j = self.bodies
         if self.other_point is None:
             # hold the points where they are at t = 0
             pa = origins[i] + R0[i] @ self.point_body
-            object.__setattr__(self, "other_point", pa if j < 0 else R0[j].T @ (pa - origins[j]))
+            store(self, other_point=pa if j < 0 else R0[j].T @ (pa - origins[j]))
         self._resolve_kind(where, origins, R0)
 
     def _bind(self, index: dict, where: str) -> None:
@@ -162,17 +164,22 @@ class Constraint:
             raise InputError(f"{where}.other", f"unknown body {self.other!r}; bodies are {sorted(index)}")
         if self.other == self.body:
             raise InputError(f"{where}.other", "must differ from body")
-        object.__setattr__(self, "_i", index[self.body])
-        object.__setattr__(self, "_j", index[self.other] if self.other is not None else -1)
+        store(self, bodies=(index[self.body], index[self.other] if self.other is not None else -1))
 
     def _resolve_kind(self, where, origins, R0) -> None:
         """Kind-specific defaults (a rod's length, a hinge's axes)."""
 
     def frames(self, x, R):
         """``(xa, Ra, xb, Rb)`` of the two sides (the world: zero and the identity)."""
-        xb = np.zeros(3) if self._j < 0 else np.ascontiguousarray(x[self._j], dtype=float)
-        Rb = np.eye(3) if self._j < 0 else np.ascontiguousarray(R[self._j], dtype=float)
-        return np.ascontiguousarray(x[self._i], dtype=float), np.ascontiguousarray(R[self._i], dtype=float), xb, Rb
+        i, j = self.bodies
+        xb = np.zeros(3) if j < 0 else np.ascontiguousarray(x[j], dtype=float)
+        Rb = np.eye(3) if j < 0 else np.ascontiguousarray(R[j], dtype=float)
+        return np.ascontiguousarray(x[i], dtype=float), np.ascontiguousarray(R[i], dtype=float), xb, Rb
+
+    def _poses(self, x, R):
+        """:meth:`frames` as the values the compiled functions take (tuples; see :mod:`.geometry`)."""
+        xa, Ra, xb, Rb = self.frames(x, R)
+        return tuple(xa.tolist()), tuple(Ra.ravel().tolist()), tuple(xb.tolist()), tuple(Rb.ravel().tolist())
 
     def data(self) -> np.ndarray:
         """The row of numbers the compiled functions read (:data:`DATA_WIDTH` wide)."""
@@ -184,41 +191,33 @@ class Constraint:
     # -- evaluation (Python side: checks, tests, the book) ----------------------------------------
     def residual(self, x, R) -> np.ndarray:
         """Position-level residual at body origins ``x`` and rotations ``R`` (leading body axis)."""
-        from . import kind_of
-
         g = np.zeros(self.n_eq)
-        kind_of(self).residual(self.data()[None, :], 0, *self.frames(x, R), g, np.zeros(self.n_eq), 0,
+        self.functions.residual(self.data()[None, :], 0, *self._poses(x, R), g, np.zeros(self.n_eq), 0,
                                np.zeros((SCRATCH_VECTORS, 3)))
         return g
 
     def gradient(self, x, R):
         """``(Ba, Bb)``: the residual's gradient rows with respect to each body's world
         increments ``(dx, dtheta)``, shape (n, 6) each."""
-        from . import kind_of
-
         Ba, Bb = np.zeros((MAX_ROWS, 6)), np.zeros((MAX_ROWS, 6))
-        kind_of(self).gradient(self.data()[None, :], 0, *self.frames(x, R), Ba, Bb, np.zeros((SCRATCH_VECTORS, 3)))
+        self.functions.gradient(self.data()[None, :], 0, *self._poses(x, R), Ba, Bb, np.zeros((SCRATCH_VECTORS, 3)))
         return Ba[: self.n_eq].copy(), Bb[: self.n_eq].copy()
 
     def stiffness(self, x, R, lam) -> np.ndarray:
         """``d(B^T lam)/d(dx_a, dtheta_a, dx_b, dtheta_b)``, shape (12, 12)."""
-        from . import kind_of
-
         K = np.zeros((12, 12))
         lam = np.ascontiguousarray(lam, dtype=float)
-        kind_of(self).stiffness(self.data()[None, :], 0, *self.frames(x, R), lam, 0, K, np.zeros((SCRATCH_VECTORS, 3)))
+        self.functions.stiffness(self.data()[None, :], 0, *self._poses(x, R), lam, 0, K, np.zeros((SCRATCH_VECTORS, 3)))
         return K
 
     def velocity_product(self, x, R, v, w) -> np.ndarray:
         """``g'' - B nu'``: the second derivative of the residual at zero accelerations, for
         origin velocities ``v`` and world angular velocities ``w`` (leading body axis)."""
-        from . import kind_of
-
-        xa, Ra, xb, Rb = self.frames(x, R)
+        xa, Ra, xb, Rb = self._poses(x, R)
         pick = lambda a, i: np.zeros(3) if i < 0 else np.ascontiguousarray(a[i], dtype=float)  # noqa: E731
         gam = np.zeros(self.n_eq)
-        kind_of(self).velocity_product(self.data()[None, :], 0, xa, Ra, pick(v, self._i), pick(w, self._i), xb, Rb,
-                                       pick(v, self._j), pick(w, self._j), gam, 0, np.zeros((SCRATCH_VECTORS, 3)))
+        self.functions.velocity_product(self.data()[None, :], 0, xa, Ra, pick(v, self.bodies[0]),
+                                        pick(w, self.bodies[0]), xb, Rb, pick(v, self.bodies[1]), pick(w, self.bodies[1]), gam, 0, np.zeros((SCRATCH_VECTORS, 3)))
         return gam
 
     def jacobian(self, x, R) -> np.ndarray:
@@ -226,7 +225,7 @@ class Constraint:
         (the world gradient with its rotation columns taken to body axes: ``B_rot R``)."""
         Ba, Bb = self.gradient(x, R)
         H = np.zeros((self.n_eq, 6 * len(x)))
-        for idx, B in ((self._i, Ba), (self._j, Bb)):
+        for idx, B in zip(self.bodies, (Ba, Bb)):
             if idx < 0:
                 continue
             H[:, 6 * idx: 6 * idx + 3] += B[:, :3]
