@@ -10,8 +10,8 @@ import numpy as np
 from ._errors import InputError
 from ._errors import short_repr as _short
 
-__all__ = ["float_array", "numbers", "finite_array", "finite_scalar", "positive", "body_name", "sequence",
-           "store"]
+__all__ = ["float_array", "numbers", "finite_array", "finite_number", "finite_scalar", "positive", "body_name",
+           "sequence", "store"]
 
 
 def store(obj, **values) -> None:
@@ -63,6 +63,14 @@ def finite_array(value, shape, fld: str) -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         raise InputError(fld, "must be finite numbers (no nan or inf)")
     return arr
+
+
+def finite_number(value) -> bool:
+    """``math.isfinite`` that answers False, not OverflowError, for an integer beyond the float range."""
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
 
 
 def finite_scalar(value, fld: str) -> float:

@@ -39,9 +39,9 @@ from ._errors import (EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NUMERICA
                       NumericalError, one_line)
 from ._files import check_regular, discard, write_beside
 from .constraints import KINDS
-from .scenario import builtin_scenario_text, builtin_scenarios, load_scenario
-from .schemes.base import schemes
-from .simulation import MAX_STEPS, RunLength, run
+from .run_length import MAX_STEPS, RunLength
+from .scenarios import builtin_scenario_text, builtin_scenarios
+from .integrators import schemes
 
 __all__ = ["main"]
 
@@ -131,6 +131,9 @@ def _run_arg_error(err, args, scenario):
 
 
 def _run(args):
+    from .scenario_files import load_scenario  # the model and the compiled code: only to run
+    from .simulation import run
+
     scenario = load_scenario(args.scenario)
     settings = {k[len("setting_"):]: v for k, v in vars(args).items() if k.startswith("setting_") and v is not None}
     if args.scheme is not None and not args.scheme:

@@ -574,7 +574,7 @@ def test_invalid_file(capsys, tmp_path, text, expected):
 
 def test_invalid_files_cover_every_key():
     """Every key of the format appears in an invalid-input case above (no table left untested)."""
-    from rbdyn import scenario as s
+    from rbdyn import scenario_files as s
     joined = "\n".join(" ".join(c[2]) for c in FILE_CASES)
     for key in (s._RUN_KEYS | s._BODY_KEYS | s._WORLD_KEYS) - {"name", "rotvec"}:
         assert key in joined, key

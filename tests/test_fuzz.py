@@ -33,6 +33,8 @@ import numpy as np
 import pytest
 
 import rbdyn
+import rbdyn.driver.records
+import rbdyn.simulation
 from rbdyn import cli
 
 RNG = random.Random(0)
@@ -448,7 +450,7 @@ def test_ctrl_c_is_one_line_exit_130_and_leaves_out_alone(tmp_path, capsys, monk
         exc.rbdyn_t, exc.rbdyn_step = 0.5, 500
         raise exc
 
-    monkeypatch.setattr(cli, "run", interrupted)
+    monkeypatch.setattr(rbdyn.simulation, "run", interrupted)
     code = cli.main(["run", "boxes-simple", "--no-progress", "--out", str(out)])
     err = capsys.readouterr().err
     assert calls and code == 130 and "Traceback" not in err and len(err.splitlines()) == 1

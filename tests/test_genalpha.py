@@ -17,7 +17,8 @@ import pytest
 
 import rbdyn
 from rbdyn import so3, verify
-from rbdyn.schemes.gen_alpha import GenAlpha, consistent_accelerations, gen_alpha_coefficients
+from rbdyn.kernels.gen_alpha import consistent_accelerations
+from rbdyn.integrators.gen_alpha import GenAlpha, gen_alpha_coefficients
 
 ORDER_TOL = 0.3
 # expected orders from the literature table (rbdyn/verify/literature.toml), not from the scheme class

@@ -30,6 +30,15 @@ def _tree(root):
             for p in sorted(root.rglob("*")) if p.is_file() and p.suffix != ".pyc"}
 
 
+def test_importing_rbdyn_compiles_nothing():
+    """The schemes' settings and the lists of schemes and scenarios are plain Python: numba
+    (about half a second to import) comes in only when a model or a kernel is built."""
+    code = ("import json, sys, rbdyn\n"
+            "rbdyn.get_scheme('gen_alpha', rho_inf=0.5); rbdyn.schemes(); rbdyn.builtin_scenarios()\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('numba', 'llvmlite'))))")
+    assert _run(code) == []
+
+
 def test_importing_rbdyn_loads_no_scipy_module_it_does_not_use():
     code = f"import json, sys, rbdyn\nprint(json.dumps(sorted(m for m in sys.modules if m.startswith({HEAVY!r}))))"
     assert _run(code) == []

@@ -25,7 +25,8 @@ A kind is one module (``spherical.py``, ``rod.py``, ...) that defines
 * a frozen dataclass, subclass of :class:`Constraint`: the user's object, its validation,
   its defaults taken from the initial configuration, its scenario keys (:attr:`Constraint.keys`),
   its scenario ``type`` (:attr:`Constraint.kind`), its number of rows (:attr:`Constraint.n_eq`),
-  and its four functions compiled (``functions = compiled_functions(residual, ...)``).
+  and its four functions (``functions = compiled_functions(_define)``, ``_define`` returning
+  them, compiled when first needed).
 
 The registry (``rbdyn/constraints/__init__.py``) lists the classes.
 
@@ -45,7 +46,6 @@ from typing import Callable, ClassVar, NamedTuple
 import numpy as np
 
 from .._errors import InputError
-from .._compile import njit_inline
 from .._validate import body_name, finite_array, store
 
 __all__ = ["Constraint", "KindFunctions", "compiled_functions", "DATA_WIDTH", "MAX_ROWS", "SCRATCH_VECTORS"]
@@ -69,10 +69,24 @@ class KindFunctions(NamedTuple):
     velocity_product: Callable
 
 
-def compiled_functions(residual, gradient, stiffness, velocity_product) -> KindFunctions:
-    """A kind's four functions compiled by numba, to be copied into the assembly that calls them."""
-    return KindFunctions(residual=njit_inline(residual), gradient=njit_inline(gradient),
-                         stiffness=njit_inline(stiffness), velocity_product=njit_inline(velocity_product))
+class compiled_functions:  # noqa: N801 (used like a function, in a class body)
+    """A kind's :class:`KindFunctions`: the four functions that ``define()`` returns, compiled by
+    numba (to be copied into the assembly that calls them) when they are first needed, so that
+    importing and listing the kinds needs no compiler. A class attribute of every kind."""
+
+    def __init__(self, define):
+        self._define = define
+        self._functions = None
+
+    def __get__(self, obj, owner=None) -> KindFunctions:
+        if self._functions is None:
+            from .._compile import njit_inline
+
+            residual, gradient, stiffness, velocity_product = self._define()
+            self._functions = KindFunctions(residual=njit_inline(residual), gradient=njit_inline(gradient),
+                                            stiffness=njit_inline(stiffness),
+                                            velocity_product=njit_inline(velocity_product))
+        return self._functions
 
 
 def finite_vector(value, fld: str, shape=(3,)) -> np.ndarray:

@@ -18,8 +18,6 @@ import numpy as np
 
 from .._validate import store
 from .base import Constraint, compiled_functions
-from .geometry import (EPS, GAP, body_vector, coincident_gradient, coincident_stiffness, coincident_velocity_product,
-                       perpendicular_gradient, perpendicular_stiffness, perpendicular_velocity_product, point_pair)
 
 __all__ = ["FixedJoint"]
 
@@ -31,47 +29,51 @@ _PAIRS = ((0, 1), (1, 2), (2, 0))  # rows u_1.w_2, u_2.w_3, u_3.w_1
 _U, _W = 4, 5
 
 
-def residual(data, k, xa, Ra, xb, Rb, g, floor, r0, s):
-    scale = point_pair(xa, Ra, xb, Rb, data, k, s)
-    for i in range(3):
-        g[r0 + i] = s[GAP, i]
-        floor[r0 + i] = 16.0 * EPS * scale
-    for c in range(3):
-        ia, ib = _PAIRS[c]
-        body_vector(Ra, data, k, 6 + 3 * ia, s, _U)
-        body_vector(Rb, data, k, 15 + 3 * ib, s, _W)
-        g[r0 + 3 + c] = s[_U, 0] * s[_W, 0] + s[_U, 1] * s[_W, 1] + s[_U, 2] * s[_W, 2]
-        floor[r0 + 3 + c] = 16.0 * EPS
+def _define():
+    """The kind's four compiled functions (see :mod:`.base`), defined on first use: the geometry they
+    call is compiled code, and importing or listing the kinds needs no compiler."""
+    from . import geometry as geo  # (a module in the closure: the compiled functions are cached on disk)
 
+    def residual(data, k, xa, Ra, xb, Rb, g, floor, r0, s):
+        scale = geo.point_pair(xa, Ra, xb, Rb, data, k, s)
+        for i in range(3):
+            g[r0 + i] = s[geo.GAP, i]
+            floor[r0 + i] = 16.0 * geo.EPS * scale
+        for c in range(3):
+            ia, ib = _PAIRS[c]
+            geo.body_vector(Ra, data, k, 6 + 3 * ia, s, _U)
+            geo.body_vector(Rb, data, k, 15 + 3 * ib, s, _W)
+            g[r0 + 3 + c] = s[_U, 0] * s[_W, 0] + s[_U, 1] * s[_W, 1] + s[_U, 2] * s[_W, 2]
+            floor[r0 + 3 + c] = 16.0 * geo.EPS
 
-def gradient(data, k, xa, Ra, xb, Rb, Ba, Bb, s):
-    point_pair(xa, Ra, xb, Rb, data, k, s)
-    coincident_gradient(s, Ba, Bb, 0)
-    for c in range(3):
-        ia, ib = _PAIRS[c]
-        body_vector(Ra, data, k, 6 + 3 * ia, s, _U)
-        body_vector(Rb, data, k, 15 + 3 * ib, s, _W)
-        perpendicular_gradient(s, _U, _W, Ba, Bb, 3 + c)
+    def gradient(data, k, xa, Ra, xb, Rb, Ba, Bb, s):
+        geo.point_pair(xa, Ra, xb, Rb, data, k, s)
+        geo.coincident_gradient(s, Ba, Bb, 0)
+        for c in range(3):
+            ia, ib = _PAIRS[c]
+            geo.body_vector(Ra, data, k, 6 + 3 * ia, s, _U)
+            geo.body_vector(Rb, data, k, 15 + 3 * ib, s, _W)
+            geo.perpendicular_gradient(s, _U, _W, Ba, Bb, 3 + c)
 
+    def stiffness(data, k, xa, Ra, xb, Rb, lam, r0, K, s):
+        geo.point_pair(xa, Ra, xb, Rb, data, k, s)
+        geo.coincident_stiffness(s, lam, r0, K)
+        for c in range(3):
+            ia, ib = _PAIRS[c]
+            geo.body_vector(Ra, data, k, 6 + 3 * ia, s, _U)
+            geo.body_vector(Rb, data, k, 15 + 3 * ib, s, _W)
+            geo.perpendicular_stiffness(s, _U, _W, lam[r0 + 3 + c], K)
 
-def stiffness(data, k, xa, Ra, xb, Rb, lam, r0, K, s):
-    point_pair(xa, Ra, xb, Rb, data, k, s)
-    coincident_stiffness(s, lam, r0, K)
-    for c in range(3):
-        ia, ib = _PAIRS[c]
-        body_vector(Ra, data, k, 6 + 3 * ia, s, _U)
-        body_vector(Rb, data, k, 15 + 3 * ib, s, _W)
-        perpendicular_stiffness(s, _U, _W, lam[r0 + 3 + c], K)
+    def velocity_product(data, k, xa, Ra, va, wa, xb, Rb, vb, wb, gam, r0, s):
+        geo.point_pair(xa, Ra, xb, Rb, data, k, s)
+        geo.coincident_velocity_product(s, wa, wb, gam, r0)
+        for c in range(3):
+            ia, ib = _PAIRS[c]
+            geo.body_vector(Ra, data, k, 6 + 3 * ia, s, _U)
+            geo.body_vector(Rb, data, k, 15 + 3 * ib, s, _W)
+            gam[r0 + 3 + c] += geo.perpendicular_velocity_product(s, _U, wa, _W, wb)
 
-
-def velocity_product(data, k, xa, Ra, va, wa, xb, Rb, vb, wb, gam, r0, s):
-    point_pair(xa, Ra, xb, Rb, data, k, s)
-    coincident_velocity_product(s, wa, wb, gam, r0)
-    for c in range(3):
-        ia, ib = _PAIRS[c]
-        body_vector(Ra, data, k, 6 + 3 * ia, s, _U)
-        body_vector(Rb, data, k, 15 + 3 * ib, s, _W)
-        gam[r0 + 3 + c] += perpendicular_velocity_product(s, _U, wa, _W, wb)
+    return residual, gradient, stiffness, velocity_product
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -89,7 +91,7 @@ class FixedJoint(Constraint):
 
     kind = "fixed"
     n_eq = 6
-    functions = compiled_functions(residual, gradient, stiffness, velocity_product)
+    functions = compiled_functions(_define)
 
     def _resolve_kind(self, where, origins, R0):
         xa, Ra, xb, Rb = self.frames(origins, R0)

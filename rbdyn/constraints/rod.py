@@ -1,7 +1,7 @@
 r"""The rigid rod: two points kept at a fixed distance.
 
 Residual (1 row, metres): :math:`\lvert\mathbf{d}\rvert - \ell` with
-:math:`\mathbf{d} = \boldsymbol\xi_a - \boldsymbol\xi_b` (:mod:`._blocks`).
+:math:`\mathbf{d} = \boldsymbol\xi_a - \boldsymbol\xi_b` (:mod:`.geometry`).
 """
 
 from __future__ import annotations
@@ -14,36 +14,38 @@ import numpy as np
 from .._errors import InputError
 from .._validate import store
 from .base import Constraint, compiled_functions
-from .geometry import (EPS, GAP, distance_gradient, distance_stiffness, distance_velocity_product, point_pair,
-                       rod_direction)
 
 __all__ = ["Rod"]
 
 
-def residual(data, k, xa, Ra, xb, Rb, g, floor, r0, s):
-    scale = point_pair(xa, Ra, xb, Rb, data, k, s)
-    g[r0] = np.sqrt(s[GAP, 0] * s[GAP, 0] + s[GAP, 1] * s[GAP, 1] + s[GAP, 2] * s[GAP, 2]) - data[k, 6]
-    floor[r0] = 16.0 * EPS * (scale + data[k, 6])
+def _define():
+    """The kind's four compiled functions (see :mod:`.base`), defined on first use: the geometry they
+    call is compiled code, and importing or listing the kinds needs no compiler."""
+    from . import geometry as geo  # (a module in the closure: the compiled functions are cached on disk)
 
+    def residual(data, k, xa, Ra, xb, Rb, g, floor, r0, s):
+        scale = geo.point_pair(xa, Ra, xb, Rb, data, k, s)
+        g[r0] = np.sqrt(s[geo.GAP, 0] * s[geo.GAP, 0] + s[geo.GAP, 1] * s[geo.GAP, 1] + s[geo.GAP, 2] * s[geo.GAP, 2]) - data[k, 6]
+        floor[r0] = 16.0 * geo.EPS * (scale + data[k, 6])
 
-def gradient(data, k, xa, Ra, xb, Rb, Ba, Bb, s):
-    point_pair(xa, Ra, xb, Rb, data, k, s)
-    rod_direction(s)  # a rod whose ends meet has no direction: zero rows, which the solvers find singular
-    distance_gradient(s, Ba, Bb, 0)
+    def gradient(data, k, xa, Ra, xb, Rb, Ba, Bb, s):
+        geo.point_pair(xa, Ra, xb, Rb, data, k, s)
+        geo.rod_direction(s)  # a rod whose ends meet has no direction: zero rows, which the solvers find singular
+        geo.distance_gradient(s, Ba, Bb, 0)
 
+    def stiffness(data, k, xa, Ra, xb, Rb, lam, r0, K, s):
+        geo.point_pair(xa, Ra, xb, Rb, data, k, s)
+        dist = geo.rod_direction(s)
+        if dist > 0.0:
+            geo.distance_stiffness(s, dist, lam[r0], K)
 
-def stiffness(data, k, xa, Ra, xb, Rb, lam, r0, K, s):
-    point_pair(xa, Ra, xb, Rb, data, k, s)
-    dist = rod_direction(s)
-    if dist > 0.0:
-        distance_stiffness(s, dist, lam[r0], K)
+    def velocity_product(data, k, xa, Ra, va, wa, xb, Rb, vb, wb, gam, r0, s):
+        geo.point_pair(xa, Ra, xb, Rb, data, k, s)
+        dist = geo.rod_direction(s)
+        if dist > 0.0:
+            gam[r0] += geo.distance_velocity_product(s, va, wa, vb, wb, dist)
 
-
-def velocity_product(data, k, xa, Ra, va, wa, xb, Rb, vb, wb, gam, r0, s):
-    point_pair(xa, Ra, xb, Rb, data, k, s)
-    dist = rod_direction(s)
-    if dist > 0.0:
-        gam[r0] += distance_velocity_product(s, va, wa, vb, wb, dist)
+    return residual, gradient, stiffness, velocity_product
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -61,7 +63,7 @@ class Rod(Constraint):
     kind = "rod"
     placement_key = "length"
     n_eq = 1
-    functions = compiled_functions(residual, gradient, stiffness, velocity_product)
+    functions = compiled_functions(_define)
     keys = Constraint.keys | {"length"}
 
     def __post_init__(self):

@@ -1,7 +1,7 @@
 r"""The spherical joint: a point of one body held at a point of another body or of the world.
 
 Residual (3 rows, metres): :math:`\mathbf{d} = \boldsymbol\xi_a - \boldsymbol\xi_b`, with
-:math:`\boldsymbol\xi = \mathbf{x} + \Lambda\mathbf{s}` the two points (:mod:`._blocks`).
+:math:`\boldsymbol\xi = \mathbf{x} + \Lambda\mathbf{s}` the two points (:mod:`.geometry`).
 """
 
 from __future__ import annotations
@@ -9,31 +9,34 @@ from __future__ import annotations
 import dataclasses
 
 from .base import Constraint, compiled_functions
-from .geometry import EPS, GAP, coincident_gradient, coincident_stiffness, coincident_velocity_product, point_pair
 
 __all__ = ["SphericalJoint"]
 
 
-def residual(data, k, xa, Ra, xb, Rb, g, floor, r0, s):
-    scale = point_pair(xa, Ra, xb, Rb, data, k, s)
-    for i in range(3):
-        g[r0 + i] = s[GAP, i]
-        floor[r0 + i] = 16.0 * EPS * scale
+def _define():
+    """The kind's four compiled functions (see :mod:`.base`), defined on first use: the geometry they
+    call is compiled code, and importing or listing the kinds needs no compiler."""
+    from . import geometry as geo  # (a module in the closure: the compiled functions are cached on disk)
 
+    def residual(data, k, xa, Ra, xb, Rb, g, floor, r0, s):
+        scale = geo.point_pair(xa, Ra, xb, Rb, data, k, s)
+        for i in range(3):
+            g[r0 + i] = s[geo.GAP, i]
+            floor[r0 + i] = 16.0 * geo.EPS * scale
 
-def gradient(data, k, xa, Ra, xb, Rb, Ba, Bb, s):
-    point_pair(xa, Ra, xb, Rb, data, k, s)
-    coincident_gradient(s, Ba, Bb, 0)
+    def gradient(data, k, xa, Ra, xb, Rb, Ba, Bb, s):
+        geo.point_pair(xa, Ra, xb, Rb, data, k, s)
+        geo.coincident_gradient(s, Ba, Bb, 0)
 
+    def stiffness(data, k, xa, Ra, xb, Rb, lam, r0, K, s):
+        geo.point_pair(xa, Ra, xb, Rb, data, k, s)
+        geo.coincident_stiffness(s, lam, r0, K)
 
-def stiffness(data, k, xa, Ra, xb, Rb, lam, r0, K, s):
-    point_pair(xa, Ra, xb, Rb, data, k, s)
-    coincident_stiffness(s, lam, r0, K)
+    def velocity_product(data, k, xa, Ra, va, wa, xb, Rb, vb, wb, gam, r0, s):
+        geo.point_pair(xa, Ra, xb, Rb, data, k, s)
+        geo.coincident_velocity_product(s, wa, wb, gam, r0)
 
-
-def velocity_product(data, k, xa, Ra, va, wa, xb, Rb, vb, wb, gam, r0, s):
-    point_pair(xa, Ra, xb, Rb, data, k, s)
-    coincident_velocity_product(s, wa, wb, gam, r0)
+    return residual, gradient, stiffness, velocity_product
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -47,4 +50,4 @@ class SphericalJoint(Constraint):
 
     kind = "spherical"
     n_eq = 3
-    functions = compiled_functions(residual, gradient, stiffness, velocity_product)
+    functions = compiled_functions(_define)

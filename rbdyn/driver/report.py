@@ -1,6 +1,6 @@
 r"""The compiled run driver: recording rows and streaming reductions inside the stepping loop.
 
-A scheme's kernel loops over a range of steps (see :mod:`rbdyn.schemes.base`). It binds the
+A scheme's kernel loops over a range of steps (see :mod:`rbdyn.integrators.base`). It binds the
 run's schedule once (:func:`schedule`), calls :func:`start` before the run's first step and,
 after every step, :func:`count_iterations` and, when a row is due or the monitor is active,
 :func:`report`, which writes one output row into the preallocated :class:`Output` and folds the

@@ -8,8 +8,8 @@ state to state (the idea of diffrax). A scheme supplies
   body-origin velocity, ``omega_body``; leading body axis), followed by the
   scheme's own data (accelerations, multipliers);
 * ``params()``: its settings as a named tuple of numbers;
-* ``kernel``: a compiled function that takes steps ``k0 .. k1 - 1`` in place,
-  step ``k`` from ``t0 + k h`` to ``t0 + (k + 1) h``::
+* ``kernel()``: the compiled function (in :mod:`rbdyn.kernels`, imported on first use) that
+  takes steps ``k0 .. k1 - 1`` in place, step ``k`` from ``t0 + k h`` to ``t0 + (k + 1) h``::
 
       status, k = kernel(model, state, params, t0, h, k0, k1, out, monitor)
 
@@ -42,20 +42,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._compile import plain, python_variant, quiet
 from .._errors import InputError, short_repr
-from ..driver import records
-from ..model import arrays
 
 _REGISTRY: dict[str, type] = {}
-
-
-def _isfinite(value) -> bool:
-    """math.isfinite that answers False, not OverflowError, for an integer beyond the float range."""
-    try:
-        return math.isfinite(float(value))
-    except OverflowError:
-        return False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,7 +92,6 @@ class Scheme:
     symmetric: ClassVar[bool]
     supports_constraints: ClassVar[bool] = False
     constrained_order: ClassVar[int | None] = None
-    kernel: ClassVar[object]
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
@@ -135,6 +123,17 @@ class Scheme:
             raise InputError(f"scheme.{self.name}.{fld}", f"must be {kind}, got {short_repr(value)}")
 
     # -- stepping ----------------------------------------------------------
+    @staticmethod
+    def compiled():
+        """The module of the scheme's compiled step (:mod:`rbdyn.kernels`), imported on first use:
+        listing or configuring schemes needs no compiler."""
+        raise NotImplementedError
+
+    @classmethod
+    def kernel(cls):
+        """The compiled step (see the module docs for its contract)."""
+        raise NotImplementedError
+
     def init(self, system, state):
         """The carried state at t = 0 from the arrays ``(x, R, v, W)`` (copied)."""
         raise NotImplementedError
@@ -142,13 +141,14 @@ class Scheme:
     def compiled_kernel(self, system):
         """The kernel, or for a system with Python callbacks its source run as Python with
         loads (and reported potentials) that include them."""
-        kernel = type(self).kernel
+        kernel = self.kernel()
         if not system.callbacks:
             return kernel
+        from ..kernels.callbacks import python_kernel
+
         cache = system.__dict__.setdefault("_python_kernels", {})
         if kernel not in cache:
-            cache[kernel] = python_variant(kernel, {"body_loads_into": _callback_loads(system),
-                                                    "eval_potentials": _callback_potentials(system)})
+            cache[kernel] = python_kernel(kernel, system)
         return cache[kernel]
 
     def advance(self, system, state, t0, h, n, counters=None, offset=0):
@@ -158,6 +158,9 @@ class Scheme:
         way to run). Returns ``(status, done)``; the iterations of step ``k``
         go to ``counters[offset + k]`` when ``counters`` is given.
         """
+        from .._compile import plain, quiet
+        from ..driver import records
+
         out = records.output(system.n_bodies, system.n_constraint_rows, n, 1)
         mon = records.monitor(system.n_bodies, system.n_constraint_rows, False)
         with quiet():
@@ -166,59 +169,6 @@ class Scheme:
         if counters is not None:
             counters[offset:offset + done] = out.iterations[:done]
         return status, done
-
-
-def _callback_loads(system):
-    """The built-in loads of a body plus its Python callbacks; the signature of
-    :func:`rbdyn.model.arrays.body_loads_into` (its state and loads as values: tuples)."""
-    compiled = arrays.body_loads_into
-    by_body = {}
-    for cb in system.callbacks:
-        by_body.setdefault(system.index[cb.body], []).append(cb.fn)
-    com = system.model.bodies.com_body
-
-    def body_loads_into(model, i, t, x, R, v, W):
-        f, tau = compiled(model, i, t, x, R, v, W)
-        fns = by_body.get(i, ())
-        if not fns:
-            return f, tau
-        f, tau = np.array(f, dtype=float), np.array(tau, dtype=float)
-        R = np.array(R, dtype=float).reshape(3, 3)
-        W = np.array(W, dtype=float)
-        c = R @ com[i]
-        x_c = np.array(x, dtype=float) + c
-        v_c = np.array(v, dtype=float) + np.cross(R @ W, c)
-        for fn in fns:
-            try:
-                fc, tq = fn(float(t), x_c.copy(), R.copy(), v_c.copy(), W.copy())
-                fc = np.asarray(fc, dtype=float).reshape(3)
-                tq = np.asarray(tq, dtype=float).reshape(3)
-            except Exception as exc:  # a user's bug: say whose and where
-                raise InputError(
-                    f"load.{system.body_names[i]}.fn",
-                    f"the callback failed at t = {t!r}: {type(exc).__name__}: {exc} "
-                    "(it must return (force_world, torque_world), two 3-vectors)",
-                ) from exc
-            f += fc
-            tau += tq + np.cross(c, fc)
-        return tuple(f.tolist()), tuple(tau.tolist())
-
-    return body_loads_into
-
-
-def _callback_potentials(system):
-    """The compiled loads' potentials plus those the Python callbacks declare; the
-    signature of :func:`rbdyn.model.arrays.eval_potentials`."""
-    compiled = arrays.eval_potentials
-    entries = [(system.index[cb.body], cb.potential) for cb in system.callbacks if cb.potential]
-
-    def eval_potentials(model, t, x_com, R):
-        total = compiled(model, t, x_com, R)
-        for i, pot in entries:
-            total += float(pot(float(t), x_com[i].copy(), R[i].copy()))
-        return total
-
-    return eval_potentials
 
 
 def schemes() -> dict[str, type]:

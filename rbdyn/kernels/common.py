@@ -1,4 +1,4 @@
-"""Compiled pieces every scheme family shares."""
+"""Compiled pieces every scheme family's step shares."""
 
 from __future__ import annotations
 

@@ -20,10 +20,12 @@ from ._errors import InputError
 from ._errors import short_repr as _short  # errors are one line
 from .constraints import KINDS
 from .model import ConstantForce, ConstantTorque, PointForce, RigidBody, Spring, System, box_inertia
-from .schemes.base import Scheme, get_scheme, schemes
-from .simulation import RunLength, Trajectory, simulate
+from .run_length import RunLength
+from .scenarios import builtin_scenario_text, builtin_scenarios
+from .integrators import Scheme, get_scheme, schemes
+from .simulation import Trajectory, simulate
 
-__all__ = ["Scenario", "load_scenario", "builtin_scenarios", "builtin_scenario_text"]
+__all__ = ["Scenario", "load_scenario"]
 
 _TOP_KEYS = {"scenario", "run", "world", "settings", "body", "load", "constraint"}
 _SCENARIO_KEYS = {"name", "description", "reference"}
@@ -106,30 +108,6 @@ class Scenario:
 
 
 MAX_FILE_BYTES = 2**24  # 16 MiB: far more than any scenario file
-
-
-def _scenario_dir():
-    return resources.files("rbdyn") / "scenarios"
-
-
-def builtin_scenarios() -> dict[str, str]:
-    """Names and one-line descriptions of the scenarios shipped with rbdyn."""
-    out = {}
-    for entry in sorted(_scenario_dir().iterdir(), key=lambda p: p.name):
-        if entry.name.endswith(".toml"):
-            data = tomllib.loads(entry.read_text(encoding="utf-8"))
-            out[entry.name[:-5]] = data.get("scenario", {}).get("description", "")
-    return out
-
-
-def builtin_scenario_text(name: str) -> str:
-    """The TOML text of a built-in scenario (to copy and edit); only built-in names are accepted."""
-    if not isinstance(name, str) or name not in builtin_scenarios():
-        raise InputError("scenario", f"no built-in scenario {_short(name)}; built-in: {', '.join(builtin_scenarios())}")
-    path = _scenario_dir() / f"{name}.toml"
-    if not path.is_file():
-        raise InputError("scenario", f"no built-in scenario {name!r}; built-in: {', '.join(builtin_scenarios())}")
-    return path.read_text(encoding="utf-8")
 
 
 def load_scenario(scenario: str | Path) -> Scenario:

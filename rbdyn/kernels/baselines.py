@@ -1,4 +1,4 @@
-"""Two baseline schemes that users compare against.
+"""The compiled steps of the two baseline schemes (:mod:`rbdyn.integrators.baselines`).
 
 ``symplectic_euler`` is what robotics engines (ODE, Bullet, DART, MuJoCo's
 Euler) do; ``rk4`` is the classical Runge–Kutta method on the quaternion
@@ -7,7 +7,6 @@ form of the equations of motion.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import NamedTuple
 
 import numpy as np
@@ -18,10 +17,9 @@ from ..driver.report import count_iterations, record_due, report, schedule, star
 from ..driver.status import STATUS_NONFINITE, STATUS_OK, STATUS_REPORT
 from ..model.arrays import body_loads_into, has_user_loads, user_loads_into, user_scratch
 from ..so3 import cross, mat3, mat_T_vec, mat_vec, put_mat3, put_vec3, unit_quat_to_mat, vec3
-from .base import Scheme
 from .common import finite
 
-__all__ = ["SymplecticEuler", "RK4"]
+__all__ = ["BaselineState", "BaselineParams", "initial_state", "symplectic_euler_advance", "rk4_advance"]
 
 
 # Neither scheme handles constraints, so every body is stepped on its own, start to end (one
@@ -47,7 +45,8 @@ class BaselineParams(NamedTuple):
     none: int
 
 
-def _init(state):
+def initial_state(state):
+    """The carried state of both schemes from the arrays ``(x, R, v, W)`` (copied)."""
     x, R, v, W = (np.array(a, dtype=float, copy=True) for a in state)
     q = np.empty((x.shape[0], 4))
     for i in range(x.shape[0]):
@@ -103,7 +102,7 @@ def _symplectic_euler_body(mass, J, J_inv, pivoted, x, R, v, W, F, T, q, h):
 
 @njit
 def symplectic_euler_advance(model, state, params, t0, h, k0, k1, out, mon):
-    """Steps ``k0 .. k1 - 1`` of every body (see :mod:`rbdyn.schemes.base`)."""
+    """Steps ``k0 .. k1 - 1`` of every body (see :mod:`rbdyn.integrators.base`)."""
     x, R, v, W, q = state
     mass, J, J_inv, pivoted, _ = model[0]
     every, n_steps, active, counts, iterations = schedule(out, mon)
@@ -134,44 +133,6 @@ def symplectic_euler_advance(model, state, params, t0, h, k0, k1, out, mon):
             if not report(model, x, R, v, W, out, mon, k, t0 + (k + 1) * h):
                 return STATUS_REPORT, k
     return STATUS_OK, k1
-
-
-@dataclasses.dataclass(frozen=True)
-class SymplecticEuler(Scheme):
-    """Semi-implicit (symplectic) Euler as robotics engines implement it.
-
-    One step of size ``h``, loads at the start of the step:
-    ``v += h f/m``; ``omega_w += h I_w^{-1}(t - omega_w × I_w omega_w)`` with the
-    world inertia ``I_w = R J R^T``; ``x += h v``;
-    ``q = normalise(q + h/2 [0, omega_w] ⊗ q)``.
-
-    With this update rbdyn reproduces the Open Dynamics Engine's errors on
-    the Boxes benchmark.
-
-    References
-    ----------
-    * S. Peters, J. Hsu, "Comparison of Rigid Body Dynamic Simulators for
-      Robotic Simulation in Gazebo", ROSCon 2014.
-    * E. Hairer, C. Lubich, G. Wanner, *Geometric Numerical Integration*,
-      2nd ed., Springer, 2006 (symplectic Euler, Sect. VI.3).
-    """
-
-    name = "symplectic_euler"
-    description = "semi-implicit Euler with explicit gyroscopic term, as robotics engines do (order 1)"
-    reference = "Peters & Hsu, ROSCon 2014 (ODE/Bullet/DART/MuJoCo Euler step)"
-    label = "semi-implicit Euler"
-    order = 1
-    implicit = False
-    conserves = frozenset({"linear momentum", "quaternion norm", "orthonormality"})
-    energy = "not conserved"
-    symmetric = False
-    kernel = symplectic_euler_advance
-
-    def params(self):
-        return BaselineParams(none=0)
-
-    def init(self, system, state):
-        return _init(state)
 
 
 @njit_inline
@@ -213,7 +174,7 @@ _KX, _KQ, _KV, _KW = 0, 3, 7, 10
 
 @njit
 def rk4_advance(model, state, params, t0, h, k0, k1, out, mon):
-    """Steps ``k0 .. k1 - 1`` of every body (see :mod:`rbdyn.schemes.base`)."""
+    """Steps ``k0 .. k1 - 1`` of every body (see :mod:`rbdyn.integrators.base`)."""
     x, R, v, W, q = state
     mass, J, J_inv, pivoted, _ = model[0]
     every, n_steps, active, counts, iterations = schedule(out, mon)
@@ -275,36 +236,3 @@ def rk4_advance(model, state, params, t0, h, k0, k1, out, mon):
             if not report(model, x, R, v, W, out, mon, k, t0 + (k + 1) * h):
                 return STATUS_REPORT, k
     return STATUS_OK, k1
-
-
-@dataclasses.dataclass(frozen=True)
-class RK4(Scheme):
-    """Classical fourth-order Runge–Kutta on (x, q, v, omega_body).
-
-    The rates are ``x' = v``, ``q' = q ⊗ [0, W]/2``, ``v' = f/m``,
-    ``W' = J^{-1}(T_body - W × J W)``; the quaternion is renormalised at the
-    end of each step. Loads are evaluated at the four stages.
-
-    References
-    ----------
-    * E. Hairer, S. P. Nørsett, G. Wanner, *Solving Ordinary Differential
-      Equations I*, 2nd ed., Springer, 1993 (Sect. II.1, the "classical"
-      method).
-    """
-
-    name = "rk4"
-    description = "classical Runge-Kutta on position, quaternion, velocity, body rate (order 4)"
-    reference = "Kutta 1901; Hairer, Nørsett & Wanner 1993, Sect. II.1"
-    label = "classical RK4"
-    order = 4
-    implicit = False
-    conserves = frozenset({"linear momentum", "quaternion norm", "orthonormality"})
-    energy = "not conserved"
-    symmetric = False
-    kernel = rk4_advance
-
-    def params(self):
-        return BaselineParams(none=0)
-
-    def init(self, system, state):
-        return _init(state)

@@ -45,12 +45,12 @@ from ..driver.status import STATUS_CONSTRAINT, STATUS_NEWTON, STATUS_NONFINITE, 
 from ..model.arrays import body_loads_into, has_user_loads, user_loads_into, user_scratch
 from ..so3 import (cross, dot3_add, exp_coefficients, exp_scaled, mat3, mat_mul, mat_T_vec, mat_vec, put_mat3, put_vec3,
                    reorthonormalized, rodrigues, solve3, vec3)
-from .base import Scheme
 from .common import finite, row_finite
 
-__all__ = ["RigPos", "RigNeg", "RigImp"]
+__all__ = ["RigState", "RigParams", "POS", "NEG", "IMP", "advance"]
 
-_POS, _NEG, _IMP = 0, 1, 2
+#: The variants, ``RigParams.variant``: RIG_POS, RIG_NEG, RIG_IMP.
+POS, NEG, IMP = 0, 1, 2
 
 
 # A step allocates nothing: a body's state and its phases are values (the value forms of
@@ -246,18 +246,18 @@ def _update(J, J_inv, pivoted, variant, x_half, R_half, v, W1, A, h, tol, max_it
     half = 0.5 * h
     it = 0
     x = x_half if pivoted != 0 else (x_half[0] + half * v[0], x_half[1] + half * v[1], x_half[2] + half * v[2])
-    if variant == _POS:
+    if variant == POS:
         # The new rate and the rotation's are W1.
         E = exp_scaled(half, W1)
         W = W1
-    elif variant == _NEG:
+    elif variant == NEG:
         # The rotation uses W1; the new rate is J^{-1} exp(-h/2 hat W1) A.
         E = exp_scaled(half, W1)
         W = mat_vec(J_inv, mat_T_vec(E, A))
     else:
         it, W, E = _newton_imp(J, A, W1, h, tol, max_iter)
     R = reorthonormalized(mat_mul(R_half, E)) if it >= 0 else R_half
-    return it, x, R, W, (W1 if variant != _IMP else W)
+    return it, x, R, W, (W1 if variant != IMP else W)
 
 
 # -- constraints -------------------------------------------------------------
@@ -284,7 +284,7 @@ def _rotation_sensitivity(variant, J, J_inv, W_rot, h):
     p0, p1, p2 = half * W_rot[0], half * W_rot[1], half * W_rot[2]
     a, b, c = exp_coefficients(p0 * p0 + p1 * p1 + p2 * p2)
     Jr = rodrigues(-b, c, p0, p1, p2)
-    if variant != _IMP:
+    if variant != IMP:
         return mat_mul(Jr, J_inv)
     return _implicit_sensitivity(J, W_rot, half, rodrigues(a, b, p0, p1, p2), Jr)
 
@@ -380,7 +380,7 @@ def _newton_matrix(B_mid, B_end, trans_sens, rot_sens, crow, cbody, local, Z, K)
 def advance(model, state, params, t0, h, k0, k1, out, mon):
     """Steps ``k0 .. k1 - 1`` (step ``k`` starts at ``t0 + k h``), recording through the
     driver; returns ``(status, k)`` with ``k`` the first step not completed (see
-    :mod:`rbdyn.schemes.base`).
+    :mod:`rbdyn.integrators.base`).
 
     Every array is bound here, once per call: the loops below read no record. A body's state
     and phases are values; the Newton iteration of RIG_IMP, the constraint assembly and the
@@ -520,177 +520,3 @@ def advance(model, state, params, t0, h, k0, k1, out, mon):
             if not report(model, x, R, v, W, out, mon, k, t0 + (k + 1) * h):
                 return STATUS_REPORT, k
     return STATUS_OK, k1
-
-
-_REF = (
-    "T. Koziara and N. Bićanić, Simple and efficient integration of rigid rotations "
-    "suitable for constraint solvers, IJNME 81(9):1073-1092, 2010"
-)
-
-
-@dataclasses.dataclass(frozen=True)
-class _Rig(Scheme):
-    """Settings shared by the three RIG schemes: the constraint solve."""
-
-    constraint_tol: float = 1e-14
-    constraint_max_iter: int = 25
-
-    supports_constraints = True
-    kernel = advance
-
-    def __post_init__(self):
-        self._check_positive("constraint_tol")
-        self._check_positive("constraint_max_iter", integer=True)
-
-    def _variant(self):
-        return (0, 0.0, 0)
-
-    def params(self):
-        variant, newton_tol, newton_max_iter = self._variant()
-        return RigParams(variant=variant, newton_tol=newton_tol, newton_max_iter=newton_max_iter,
-                         constraint_tol=float(self.constraint_tol), constraint_max_iter=int(self.constraint_max_iter))
-
-    def init(self, system, state):
-        # The state adds the last step's reaction impulses (one per residual row).
-        x, R, v, W = (np.array(a, dtype=float, copy=True) for a in state)
-        return RigState(x=x, R=R, v=v, W=W, P=np.zeros(system.n_constraint_rows))
-
-
-@dataclasses.dataclass(frozen=True)
-class RigPos(_Rig):
-    """Solfec-1.0's RIG_POS: explicit, the free velocity is the new velocity.
-
-    Second order. Its energy increases over long times and angular momentum
-    is not conserved exactly (the book's literature table, which cites
-    Solfec-1.0's documentation).
-
-    With constraints whose reactions turn a body (a joint away from its mass
-    centre) it is first order: the mid-step rate in the gyroscopic term
-    leaves out the reaction impulse, as in Solfec, where the solver needs the
-    velocity linear in the reactions. RIG_NEG and RIG_IMP take the complete
-    impulse into their final rate and stay second order.
-
-    Parameters
-    ----------
-    constraint_tol, constraint_max_iter
-        The constraint solve; see :class:`RigNeg`.
-
-    References
-    ----------
-    * T. Koziara, N. Bićanić, "Simple and efficient integration of rigid
-      rotations suitable for constraint solvers", IJNME 81(9):1073–1092,
-      2010 (scheme NEW1).
-    """
-
-    name = "rig_pos"
-    description = "Solfec RIG_POS (Koziara & Bicanic 2010, NEW1): explicit, order 2"
-    reference = _REF
-    label = "NEW1"
-    order = 2
-    constrained_order = 1
-    implicit = False
-    conserves = frozenset({"linear momentum", "orthonormality"})
-    energy = "increases"
-    symmetric = False
-
-    def _variant(self):
-        return (_POS, 0.0, 0)
-
-
-@dataclasses.dataclass(frozen=True)
-class RigNeg(_Rig):
-    """Solfec-1.0's RIG_NEG (its default): explicit with a momentum correction.
-
-    The new body rate is ``J^{-1} exp(-h/2 W_free) a`` (the free rate
-    ``W_free`` and the angular impulse ``a`` of the methods page, ``W1`` and
-    ``A`` in the code), so the spatial angular momentum obeys an exact
-    midpoint balance (exact conservation with zero torque). Second order,
-    with constraints too; its energy decreases over long times (the book's
-    literature table, which cites Solfec-1.0's documentation).
-
-    Constraints are enforced at position level: the reaction impulses,
-    applied at the mid-step configuration, are those for which the
-    end-of-step configuration satisfies every constraint (Newton's method
-    on the residuals, with the exact derivative of the update).
-
-    Parameters
-    ----------
-    constraint_tol : float
-        Largest residual (metres) accepted at the end of a step; never
-        taken below 16 ulp of the coordinates, which float64 cannot resolve.
-    constraint_max_iter : int
-        Newton iterations allowed for the reactions of one step.
-
-    References
-    ----------
-    * T. Koziara, N. Bićanić, "Simple and efficient integration of rigid
-      rotations suitable for constraint solvers", IJNME 81(9):1073–1092,
-      2010 (scheme NEW2).
-    """
-
-    name = "rig_neg"
-    description = "Solfec RIG_NEG (Koziara & Bicanic 2010, NEW2): explicit, momentum-exact, order 2"
-    reference = _REF
-    label = "NEW2"
-    order = 2
-    constrained_order = 2
-    implicit = False
-    conserves = frozenset({"linear momentum", "angular momentum", "orthonormality"})
-    energy = "decreases"
-    symmetric = False
-
-    def _variant(self):
-        return (_NEG, 0.0, 0)
-
-
-@dataclasses.dataclass(frozen=True)
-class RigImp(_Rig):
-    """Solfec-1.0's RIG_IMP: the new rate solves ``exp(h/2 W) J W = a``.
-
-    A 3×3 Newton iteration per body, started from the free velocity, with
-    the analytic derivative of the exponential map; it stops when
-    ``max|g| <= newton_tol * h / 2`` (Solfec's test; never below 8 ulp of
-    ``max|a|``, which float64 cannot resolve) and fails (a
-    :class:`~rbdyn.NumericalError`) after ``newton_max_iter`` iterations.
-    Second order, with constraints too; exact momentum balance; its energy
-    stays bounded (the book's literature table). ``a`` is the step's angular
-    impulse of the RIG methods page (``A`` in the code).
-
-    Parameters
-    ----------
-    constraint_tol, constraint_max_iter
-        The constraint solve; see :class:`RigNeg`.
-    newton_tol : float
-        Tolerance factor (Solfec: 1e-12); the residual has the units of
-        angular momentum.
-    newton_max_iter : int
-        Iteration limit (Solfec: 50).
-
-    References
-    ----------
-    * T. Koziara, N. Bićanić, "Simple and efficient integration of rigid
-      rotations suitable for constraint solvers", IJNME 81(9):1073–1092,
-      2010 (scheme NEW3).
-    """
-
-    newton_tol: float = 1e-12
-    newton_max_iter: int = 50
-
-    name = "rig_imp"
-    description = "Solfec RIG_IMP (Koziara & Bicanic 2010, NEW3): implicit 3x3 Newton, momentum-exact, order 2"
-    reference = _REF
-    label = "NEW3"
-    order = 2
-    constrained_order = 2
-    implicit = True
-    conserves = frozenset({"linear momentum", "angular momentum", "orthonormality"})
-    energy = "bounded"
-    symmetric = True
-
-    def __post_init__(self):
-        super().__post_init__()
-        self._check_positive("newton_tol")
-        self._check_positive("newton_max_iter", integer=True)
-
-    def _variant(self):
-        return (_IMP, float(self.newton_tol), int(self.newton_max_iter))
