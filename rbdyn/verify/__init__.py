@@ -12,13 +12,32 @@ Nothing here is computed by an rbdyn integrator.
   high-accuracy references (closed forms of the free body are in
   :mod:`rbdyn.exact`);
 * :func:`check`, :func:`check_true`: a page's acceptance checks, asserted and
-  published for the book's validation matrix.
+  published for the book's validation matrix;
+* :class:`Tolerances`, :class:`Table`, :func:`comparison`, :func:`convergence`, :func:`put`,
+  :func:`put_text`, :func:`put_markdown`: what a page shows (its tolerances with their
+  reasons, its tables, its glued numbers), written once for every page;
+* :func:`skew`, :func:`rodrigues`, :func:`hat`, :func:`axis_rotation`, :func:`rotation_x` (``_y``,
+  ``_z``), :func:`time_derivative`, :func:`pythagoras`, :func:`relative_difference`: textbook
+  forms of rotations and derivatives in numpy and sympy, independent of :mod:`rbdyn.so3`.
 """
 
 from ._acceptance import Check, check, check_true, checks, reset_checks
 from ._crossings import sign_changes
+from ._forms import (
+    axis_rotation,
+    hat,
+    pythagoras,
+    relative_difference,
+    rodrigues,
+    rotation_x,
+    rotation_y,
+    rotation_z,
+    skew,
+    time_derivative,
+)
 from ._literature import ENERGY_BEHAVIOURS, PROPERTIES, SchemeProperties, literature, literature_row
 from ._orders import OrderFit, fit_order
+from ._page import Table, Tolerance, Tolerances, comparison, convergence, number, put, put_markdown, put_text
 from ._references import (
     DoublePendulumSolution,
     RigidBodySolution,
@@ -50,4 +69,23 @@ __all__ = [
     "checks",
     "reset_checks",
     "Check",
+    "Tolerance",
+    "Tolerances",
+    "Table",
+    "comparison",
+    "convergence",
+    "number",
+    "put",
+    "put_text",
+    "put_markdown",
+    "skew",
+    "rodrigues",
+    "relative_difference",
+    "hat",
+    "axis_rotation",
+    "rotation_x",
+    "rotation_y",
+    "rotation_z",
+    "time_derivative",
+    "pythagoras",
 ]
