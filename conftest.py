@@ -46,33 +46,21 @@ PAGE_SECONDS = ROOT / ".cache" / "rbdyn-page-seconds.json"
 _BOOK_VISITED = pytest.StashKey[bool]()
 
 
-def _dev():
-    """dev.py (standard library only), loaded by its path: the one definition of the caches' key."""
+def _load_dev():
+    """dev.py (standard library only), loaded by its path: the one definition of the caches' key
+    and of a MyST notebook page."""
     spec = importlib.util.spec_from_file_location("rbdyn_dev", ROOT / "dev.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
+dev = _load_dev()
+_is_myst_notebook = dev.is_myst_notebook  # a .md with jupytext and kernelspec in its front matter
+
+
 def _nbval_active(config):
     return bool(getattr(config.option, "nbval", False) or getattr(config.option, "nbval_lax", False))
-
-
-def _is_myst_notebook(path):
-    """True for a .md file whose YAML front matter declares jupytext and a kernelspec."""
-    import yaml
-
-    text = Path(path).read_text(encoding="utf-8")
-    if not text.startswith("---"):
-        return False
-    end = text.find("\n---", 3)
-    if end < 0:
-        return False
-    try:
-        meta = yaml.safe_load(text[3:end])
-    except yaml.YAMLError:
-        return False
-    return isinstance(meta, dict) and "jupytext" in meta and "kernelspec" in meta
 
 
 def _page_of(path):
@@ -85,7 +73,7 @@ def _page_of(path):
 
 def pytest_configure(config):
     # before any test module (or nbval's kernels) imports numba
-    _dev().use_numba_cache(os.environ)
+    dev.use_numba_cache(os.environ)
     # the book's one matplotlib style (rbdyn/book.mplstyle) for every page the kernels run
     os.environ.setdefault("MATPLOTLIBRC", str(ROOT / "rbdyn" / "book.mplstyle"))
     # Explicit paths bypass norecursedirs and pytest_ignore_collect, so refuse them up front.

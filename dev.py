@@ -20,7 +20,8 @@ Caches keyed by rbdyn's sources (the digest of ``rbdyn/_stamp.py``, :func:`short
 
 So a page is executed again when its code or any file of rbdyn changed, and only then. The folders
 of other digests are removed when dev.py builds or tests. This file is also loaded by its path by
-``conftest.py`` and by the book's extension, for :func:`short_digest` and :func:`use_numba_cache`.
+``conftest.py`` and by the book's extension, for :func:`use_numba_cache`, :func:`book_cache` and
+:func:`is_myst_notebook`.
 """
 
 import hashlib
@@ -69,6 +70,19 @@ def use_numba_cache(environ=os.environ, digest=None):
 def book_cache(digest=None):
     """The book's execution cache (jupyter-cache) for these sources of rbdyn."""
     return BOOK_CACHES / (digest or short_digest())
+
+
+def is_myst_notebook(path):
+    """A MyST Markdown notebook: a .md file whose YAML front matter has the keys ``jupytext`` and
+    ``kernelspec`` (the pages pytest collects with nbval and the book executes)."""
+    path = Path(path)
+    if path.suffix != ".md":
+        return False
+    text = path.read_text(encoding="utf-8")
+    end = text.find("\n---", 3) if text.startswith("---\n") else -1
+    keys = {line.split(":", 1)[0].strip() for line in text[4:end].splitlines()
+            if line.strip() and not line[0].isspace() and ":" in line}
+    return end > 0 and {"jupytext", "kernelspec"} <= keys
 
 
 def prune(folder, keep):
