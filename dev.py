@@ -208,7 +208,7 @@ def build_book(args=()):
 
 def browser():
     # one Chromium per worker: a page's load, checks and full-page screenshot wait mostly on the
-    # browser's own process, so two workers take about two thirds of one's time
+    # browser's process, so two workers take about two thirds of one's time
     return call(BIN / "python", "-m", "pytest", "tests/browser", "--book-html", HTML, "-n", workers())
 
 
