@@ -16,8 +16,9 @@ scratch files; pages find the repository through ``Path(rbdyn.__file__).resolve(
 one worker (its test ids start with the converted file's path).
 
 Before anything imports numba, ``NUMBA_CACHE_DIR`` is set to ``.cache/numba/<digest of rbdyn's
-sources>`` unless it is set (``dev.use_numba_cache``): pytest's processes, its workers and the
-pages' kernels inherit it, so compiled code of an older rbdyn is never loaded.
+sources>`` unless it is set (``dev.page_environment``, which also sets the book's matplotlib
+style): pytest's processes, its workers and the pages' kernels inherit it, so compiled code of an
+older rbdyn is never loaded.
 
 Guards:
 * nothing under ``_build/`` (converted or executed copies of the pages) is collected by walking
@@ -72,10 +73,9 @@ def _page_of(path):
 
 
 def pytest_configure(config):
-    # before any test module (or nbval's kernels) imports numba
-    dev.use_numba_cache(os.environ)
-    # the book's one matplotlib style (rbdyn/book.mplstyle) for every page the kernels run
-    os.environ.setdefault("MATPLOTLIBRC", str(ROOT / "rbdyn" / "book.mplstyle"))
+    # numba's cache and the book's figure style, before any test module (or nbval's kernels)
+    # imports numba
+    dev.page_environment(os.environ)
     # Explicit paths bypass norecursedirs and pytest_ignore_collect, so refuse them up front.
     for arg in config.args:
         path = (config.invocation_params.dir / arg.split("::")[0]).resolve()

@@ -20,7 +20,7 @@ Caches keyed by rbdyn's sources (the digest of ``rbdyn/_stamp.py``, :func:`short
 
 So a page is executed again when its code or any file of rbdyn changed, and only then. The folders
 of other digests are removed when dev.py builds or tests. This file is also loaded by its path by
-``conftest.py`` and by the book's extension, for :func:`use_numba_cache`, :func:`book_cache` and
+``conftest.py`` and by the book's extension, for :func:`page_environment`, :func:`book_cache` and
 :func:`is_myst_notebook`.
 """
 
@@ -67,6 +67,14 @@ def use_numba_cache(environ=os.environ, digest=None):
     return Path(environ["NUMBA_CACHE_DIR"])
 
 
+def page_environment(environ=os.environ, digest=None):
+    """What every process that runs rbdyn's tests or pages sets for itself and its kernels, unless
+    set: numba's cache keyed by rbdyn's sources, and the book's one matplotlib style for every
+    figure (``rbdyn/book.mplstyle``). Returns numba's cache folder."""
+    environ.setdefault("MATPLOTLIBRC", str(ROOT / "rbdyn" / "book.mplstyle"))
+    return use_numba_cache(environ, digest)
+
+
 def book_cache(digest=None):
     """The book's execution cache (jupyter-cache) for these sources of rbdyn."""
     return BOOK_CACHES / (digest or short_digest())
@@ -108,9 +116,7 @@ def environment(**extra):
     # An inherited MPLBACKEND (e.g. Agg) would override the inline backend in the notebook
     # kernels and drop every figure from the pages; headless matplotlib falls back to Agg anyway.
     env.pop("MPLBACKEND", None)
-    # the book's one matplotlib style, for every figure of the pages (conftest.py sets the same)
-    env.setdefault("MATPLOTLIBRC", str(ROOT / "rbdyn" / "book.mplstyle"))
-    use_numba_cache(env)
+    page_environment(env)
     return env
 
 
@@ -155,7 +161,7 @@ def precompile():
     kernels at the same time. Skipped when it was done for this cache folder (keyed by rbdyn's
     sources) with these requirements."""
     start = time.perf_counter()
-    cache = use_numba_cache(environment())
+    cache = Path(environment()["NUMBA_CACHE_DIR"])
     done = cache / "rbdyn-precompiled"
     key = f"{short_digest()} {STAMP.read_text().strip() if STAMP.exists() else ''}\n"
     if done.exists() and done.read_text() == key:

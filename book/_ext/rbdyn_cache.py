@@ -15,8 +15,9 @@ When the build starts (``config-inited``), this extension
 * sets ``RBDYN_CHECKS_DIR`` to the folder's ``checks/``, where each page's acceptance cell
   (``rbdyn.verify.check``) writes its records for the validation matrix: the records of a page
   are kept as long as its executed notebook, and a page taken from the cache keeps its records;
-* sets ``NUMBA_CACHE_DIR`` to ``.cache/numba/<digest>/`` unless it is set (as ``dev.py`` and
-  ``conftest.py`` do), so that the pages' kernels find rbdyn's compiled kernels.
+* sets ``NUMBA_CACHE_DIR`` to ``.cache/numba/<digest>/`` and ``MATPLOTLIBRC`` to the book's
+  figure style unless they are set (``dev.page_environment``, as ``dev.py`` and ``conftest.py``
+  do), so that the pages' kernels find rbdyn's compiled kernels and draw the book's figures.
 
 The kernels myst-nb starts inherit these variables.
 
@@ -56,7 +57,7 @@ def _dev():
 def _config_inited(app, config):
     dev = _dev()
     digest = dev.short_digest()
-    dev.use_numba_cache(os.environ, digest)
+    dev.page_environment(os.environ, digest)
     cache = dev.book_cache(digest)
     checks = cache / "checks"
     checks.mkdir(parents=True, exist_ok=True)
