@@ -1,90 +1,91 @@
 """pytest configuration shared by the unit tests and the notebook pages of the book.
 
 With ``--nbval`` (or ``--nbval-lax``), MyST Markdown notebooks -- ``.md`` files whose YAML front
-matter has ``jupytext`` and ``kernelspec`` -- are collected like ``.ipynb`` notebooks: every code
-cell is a test item, executed in a kernel of the current environment (``--nbval-current-env`` is
-the default here; ``--nbval-kernel-name`` still overrides it). The pages carry no stored outputs,
-so nothing is compared: a page fails through an exception, i.e. its acceptance ``assert`` cells.
+matter has ``jupytext`` and ``kernelspec`` -- are tested like ``.ipynb`` notebooks: every code
+cell is a test item, executed in nbval's kernel of the current environment
+(``--nbval-current-env`` is the default here; ``--nbval-kernel-name`` still overrides it). The
+pages carry no stored outputs, so nothing is compared: a page fails through an exception, i.e.
+its acceptance checks.
 
-The pages are read with myst-nb's own reader, so that the cells nbval runs are exactly those the
-book renders. When the environment variable ``RBDYN_EXECUTED_DIR`` names a directory (``dev.py``
-sets it), every page whose cells all passed is written there as an executed notebook with its
-outputs and its execution time; ``dev.py`` then hands them to the book build (myst-nb's cache),
-which renders them instead of executing the pages a second time.
+nbval collects ``.ipynb`` files only. So a page ``book/X/P.md`` is collected as a :class:`MystPage`
+whose one child is what nbval's own ``pytest_collect_file`` hook returns for the page converted
+by jupytext (``jupytext.read``, ``jupytext.write``) to ``_build/nbval/book/X/P.ipynb`` (written
+when its content changed). nbval starts the page's kernel in that folder, where a page may write
+scratch files; pages find the repository through ``Path(rbdyn.__file__).resolve().parents[1]``.
+``pytest --nbval book/X/P.md`` runs that one page; ``-n 2 --dist loadfile`` keeps each page in
+one worker (its test ids start with the converted file's path).
 
-Kernels: on Linux, every page runs in a kernel forked from a server process (one per pytest
-worker, ``tests/forkkernel.py``) that imported the pages' libraries once (``KERNEL_SERVER_IMPORTS``),
-instead of a kernel that starts Python and imports them again (about two seconds per page). A
-page is still a new process: its own directory, environment and namespace. When dev.py has just
-compiled rbdyn's kernels (``RBDYN_KERNELS_COMPILED=1``), the server also loads them from numba's
-cache (``rbdyn._precompile.main``), so that no page loads them again. A page whose front
-matter has ``rbdyn: {kernel: own process}`` gets a kernel started the usual way; so does every page
-with ``RBDYN_FORK_KERNELS=0``, or ``--nbval-kernel-name``.
+Before anything imports numba, ``NUMBA_CACHE_DIR`` is set to ``.cache/numba/<digest of rbdyn's
+sources>`` unless it is set (``dev.page_environment``, which also sets the book's matplotlib
+style): pytest's processes, its workers and the pages' kernels inherit it, so compiled code of an
+older rbdyn is never loaded.
 
 Guards:
-* nothing under ``_build/`` (executed copies of the pages) is ever collected, and naming such a
-  path on the command line is a usage error;
+* nothing under ``_build/`` (converted or executed copies of the pages) is collected by walking
+  the tree, and naming such a path on the command line is a usage error;
 * if the ``book`` directory was part of the collection and not a single notebook cell was
   collected, the run fails instead of passing vacuously.
+
+The pages run before the unit tests, the costliest first, by their times in the last run here
+(``.cache/rbdyn-page-seconds.json``).
 """
 
+import importlib.util
 import json
 import os
-import subprocess
-import sys
-import tempfile
-import time
 from pathlib import Path
 
 import pytest
 
-try:
-    import nbformat
-    import yaml
-    from myst_nb.core.read import read_myst_markdown_notebook
-    from nbval import kernel as nbval_kernel
-    from nbval import plugin as nbval_plugin
-except ImportError:  # without nbval there is no --nbval, hence nothing to collect
-    nbval_plugin = None
-
 ROOT = Path(__file__).resolve().parent
 BOOK = ROOT / "book"
 BUILD = ROOT / "_build"
+MIRROR = BUILD / "nbval"  # the pages converted to .ipynb for nbval, at their paths relative to ROOT
 # how long each page took when it last ran here (seconds), for the order of the next run
 PAGE_SECONDS = ROOT / ".cache" / "rbdyn-page-seconds.json"
-# the book's one matplotlib style (rbdyn/book.mplstyle) for every page the kernels run
-os.environ.setdefault("MATPLOTLIBRC", str(ROOT / "rbdyn" / "book.mplstyle"))
+
+_BOOK_VISITED = pytest.StashKey[bool]()
+
+
+def _load_dev():
+    """dev.py (standard library only), loaded by its path: the one definition of the caches' key
+    and of a MyST notebook page."""
+    spec = importlib.util.spec_from_file_location("rbdyn_dev", ROOT / "dev.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+dev = _load_dev()
+_is_myst_notebook = dev.is_myst_notebook  # a .md with jupytext and kernelspec in its front matter
 
 
 def _nbval_active(config):
     return bool(getattr(config.option, "nbval", False) or getattr(config.option, "nbval_lax", False))
 
 
-def _is_myst_notebook(path):
-    """True for a .md file whose YAML front matter declares jupytext and a kernelspec."""
-    text = path.read_text(encoding="utf-8")
-    if not text.startswith("---"):
-        return False
-    end = text.find("\n---", 3)
-    if end < 0:
-        return False
-    try:
-        meta = yaml.safe_load(text[3:end])
-    except yaml.YAMLError:
-        return False
-    return isinstance(meta, dict) and "jupytext" in meta and "kernelspec" in meta
+def _page_of(path):
+    """``book/X/P.md`` for an item of the converted page ``_build/nbval/book/X/P.ipynb``, else None."""
+    path = Path(path)
+    if MIRROR not in path.parents:
+        return None
+    return path.relative_to(MIRROR).with_suffix(".md").as_posix()
 
 
 def pytest_configure(config):
+    # numba's cache and the book's figure style, before any test module (or nbval's kernels)
+    # imports numba
+    dev.page_environment(os.environ)
     # Explicit paths bypass norecursedirs and pytest_ignore_collect, so refuse them up front.
     for arg in config.args:
         path = (config.invocation_params.dir / arg.split("::")[0]).resolve()
         if path == BUILD or BUILD in path.parents:
             raise pytest.UsageError(
                 f"{arg}: _build/ holds generated copies of the pages and is never tested; "
-                "test the sources under book/ instead"
+                "test the sources under book/ instead (e.g. book/validation/pendulum.md)"
             )
-    config._rbdyn_book_visited = False
+    config.stash[_BOOK_VISITED] = False
+    config.pluginmanager.register(PageTimes(), "rbdyn-page-times")
     if _nbval_active(config) and not config.option.nbval_kernel_name:
         config.option.nbval_current_env = True
 
@@ -98,76 +99,27 @@ def pytest_ignore_collect(collection_path, config):
 def pytest_collect_file(file_path, parent):
     config = parent.config
     if BOOK in file_path.parents:
-        config._rbdyn_book_visited = True
+        config.stash[_BOOK_VISITED] = True
     if _nbval_active(config) and file_path.suffix == ".md" and _is_myst_notebook(file_path):
-        _start_kernel_server(config)
-        return MystNotebookFile.from_parent(parent, path=file_path)
+        return MystPage.from_parent(parent, path=file_path)
     return None
 
 
-# ---- the pages' kernels, forked from a server that has imported their libraries (tests/forkkernel.py)
+class MystPage(pytest.File):
+    """A MyST notebook page: collects nbval's notebook for its conversion under ``_build/nbval/``."""
 
-FORKKERNEL = ROOT / "tests" / "forkkernel.py"
-# what the pages import; a page imports anything else itself, as in any kernel
-KERNEL_SERVER_IMPORTS = ("numpy", "scipy.integrate", "scipy.special", "scipy.linalg", "sympy", "mpmath",
-                         "matplotlib.pyplot", "IPython.display", "myst_nb", "yaml", "numba",
-                         "rbdyn", "rbdyn.constraints", "rbdyn.plotting", "rbdyn.verify")
-# A page whose front matter says ``rbdyn: {kernel: own process}`` gets a kernel started the usual
-# way: it sets up the environment that a library reads when it is imported (add_scheme sends
-# numba's cache elsewhere before numba is imported), which a forked kernel has imported already.
-OWN_PROCESS = "own process"
-_fork_next_kernel = False  # set by MystNotebookFile.setup for the kernel it is about to start
+    def collect(self):
+        import jupytext
 
-
-def _fork_kernels(config):
-    """Whether the pages' kernels are forked here: on Linux, for nbval's current-environment
-    kernel, unless RBDYN_FORK_KERNELS=0 (then every page starts its kernel the usual way)."""
-    return (sys.platform == "linux" and hasattr(os, "pidfd_open") and config.option.nbval_current_env
-            and not config.option.nbval_kernel_name and os.environ.get("RBDYN_FORK_KERNELS", "1") != "0")
-
-
-def _start_kernel_server(config):
-    """Start this process's kernel server when its first page is collected (its imports then
-    overlap the rest of the collection), and route nbval's current-environment kernels through it."""
-    if getattr(config, "_rbdyn_kernel_server", None) is not None or not _fork_kernels(config):
-        return
-    folder = tempfile.mkdtemp(prefix="rbdyn-kernels-")
-    path = os.path.join(folder, "server.sock")
-    # With rbdyn's kernels compiled (dev.py says so), the server also loads them, so that every
-    # page finds them in memory; otherwise a page compiles what it needs, as it would anyway.
-    then = ["--then", "rbdyn._precompile:main"] if os.environ.get("RBDYN_KERNELS_COMPILED") == "1" else []
-    # its standard input is our end of a pipe: it stops when we close it, or when we die
-    server = subprocess.Popen([sys.executable, str(FORKKERNEL), "serve", path, *KERNEL_SERVER_IMPORTS, *then],
-                              stdin=subprocess.PIPE, cwd=ROOT)
-    config._rbdyn_kernel_server = (server, folder)
-    declared = nbval_kernel.NbvalKernelspecManager.get_kernel_spec
-
-    def get_kernel_spec(self, kernel_name):
-        spec = declared(self, kernel_name)
-        if (_fork_next_kernel and kernel_name == nbval_kernel.CURRENT_ENV_KERNEL_NAME
-                and spec.argv[1:3] == ["-m", "ipykernel_launcher"]):
-            # [python, -m, ipykernel_launcher, -f, {connection_file}] -> the server's client
-            spec.argv = [sys.executable, "-I", "-S", str(FORKKERNEL), "connect", path, *spec.argv[3:]]
-        return spec
-
-    nbval_kernel.NbvalKernelspecManager.get_kernel_spec = get_kernel_spec
-
-
-def pytest_unconfigure(config):
-    started = getattr(config, "_rbdyn_kernel_server", None)
-    if started is None:
-        return
-    server, folder = started
-    server.stdin.close()
-    try:
-        server.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        server.kill()
-        server.wait()
-    try:
-        os.rmdir(folder)
-    except OSError:
-        pass
+        target = MIRROR / self.path.resolve().relative_to(ROOT).with_suffix(".ipynb")
+        text = jupytext.writes(jupytext.read(self.path), fmt="ipynb")
+        if not target.exists() or target.read_text(encoding="utf-8") != text:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            # pytest's workers collect every page at the same time: write whole files only
+            tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, target)
+        yield from self.ihook.pytest_collect_file(file_path=target, parent=self)
 
 
 def _order_key(item, seconds):
@@ -175,17 +127,16 @@ def _order_key(item, seconds):
     this order, so that the longest pages do not start last and leave one core idle. A page's
     cost is its time in the last run here, else the validation and contributor pages are taken
     as the costly ones."""
-    path = Path(str(item.fspath)).resolve()
-    if BOOK not in path.parents:
+    page = _page_of(item.path)
+    if page is None:
         return (1, 0.0)
-    page = path.relative_to(ROOT).as_posix()
     default = 60.0 if page.startswith(("book/validation/", "book/contributing/")) else 0.0
     return (0, -seconds.get(page, default))
 
 
 @pytest.hookimpl(tryfirst=True)  # before -k/-m deselection: count what was collected
 def pytest_collection_modifyitems(session, config, items):
-    if not (_nbval_active(config) and config._rbdyn_book_visited):
+    if not (_nbval_active(config) and config.stash[_BOOK_VISITED]):
         return
     try:
         seconds = json.loads(PAGE_SECONDS.read_text(encoding="utf-8"))
@@ -193,7 +144,7 @@ def pytest_collection_modifyitems(session, config, items):
         seconds = {}
     # a stable sort: each file's items stay together and in their order
     items.sort(key=lambda item: _order_key(item, seconds))
-    if not any(isinstance(item.parent, nbval_plugin.IPyNbFile) for item in items):
+    if not any(_page_of(item.path) for item in items):
         pytest.exit(
             "--nbval was given and book/ was collected, but no notebook cell was collected: "
             "no page under book/ is a MyST notebook (front matter with jupytext and kernelspec), "
@@ -202,91 +153,31 @@ def pytest_collection_modifyitems(session, config, items):
         )
 
 
-if nbval_plugin is not None:
+class PageTimes:
+    """Each page's time, its kernel's start (in the first cell's setup), cells and shutdown added
+    up, recorded at the end of the run for the order of the next one. With xdist the controller
+    gets the reports of every worker and records them."""
 
-    class MystNotebookFile(nbval_plugin.IPyNbFile):
-        """nbval's notebook collector, reading the notebook with myst-nb's reader.
+    def __init__(self):
+        self.seconds = {}
 
-        ``IPyNbFile.collect`` loads the file with ``nbformat.read``, looked up in
-        ``nbval.plugin``'s namespace; while ``collect`` runs, that name is bound to a proxy whose
-        ``read`` returns the notebook myst-nb read (the cells the book renders). After the last
-        cell, :meth:`teardown` writes the executed notebook for the book (see the module docs).
-        """
+    def pytest_runtest_logreport(self, report):
+        page = _page_of(ROOT / report.nodeid.split("::")[0])
+        if page is not None:
+            self.seconds[page] = self.seconds.get(page, 0.0) + report.duration
 
-        def collect(self):
-            real = nbval_plugin.nbformat
-            notebook = read_myst_markdown_notebook(self.path.read_text(encoding="utf-8"), path=str(self.path))
-            nbval_plugin.nbformat = _NotebookReader(real, notebook)
-            try:
-                yield from super().collect()
-            finally:
-                nbval_plugin.nbformat = real
-
-        def setup(self):
-            global _fork_next_kernel
-            self._started = time.perf_counter()
-            wanted = (self.nb.metadata.get("rbdyn") or {}).get("kernel")
-            _fork_next_kernel = wanted != OWN_PROCESS
-            try:
-                super().setup()
-            finally:
-                _fork_next_kernel = False
-
-        def teardown(self):
-            super().teardown()
-            seconds = time.perf_counter() - self._started
-            _remember_seconds(self.path, seconds)
-            folder = os.environ.get("RBDYN_EXECUTED_DIR")
-            cells = [c for c in self.session.items if c.parent is self]
-            if not folder or not cells or not all(getattr(c, "_rbdyn_passed", False) for c in cells):
-                return
-            # the notebook as the book reads it, with the outputs this run produced
-            notebook = read_myst_markdown_notebook(self.path.read_text(encoding="utf-8"), path=str(self.path))
-            code = [cell for cell in notebook.cells if cell.cell_type == "code"]
-            for count, (cell, item) in enumerate(zip(code, cells), start=1):
-                cell.outputs = list(item.test_outputs or [])
-                cell.execution_count = count
-            relative = self.path.resolve().relative_to(ROOT).with_suffix(".ipynb")
-            target = Path(folder) / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            nbformat.write(notebook, str(target))
-            record = {"source": str(self.path.resolve()), "execution_seconds": seconds}
-            target.with_suffix(".json").write_text(json.dumps(record), encoding="utf-8")
-
-
-def _remember_seconds(path, seconds):
-    """Record a page's time in PAGE_SECONDS (a race between workers loses an entry at worst)."""
-    try:
-        known = json.loads(PAGE_SECONDS.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        known = {}
-    known[Path(path).resolve().relative_to(ROOT).as_posix()] = round(seconds, 1)
-    try:
-        PAGE_SECONDS.parent.mkdir(exist_ok=True)
-        tmp = PAGE_SECONDS.with_name(f"{PAGE_SECONDS.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(known, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, PAGE_SECONDS)
-    except OSError:
-        pass
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    """Mark each notebook cell that ran and passed (for the executed notebook of the book)."""
-    outcome = yield
-    report = outcome.get_result()
-    if report.when == "call" and nbval_plugin is not None and isinstance(item, nbval_plugin.IPyNbCell):
-        item._rbdyn_passed = report.passed
-
-
-class _NotebookReader:
-    """Stand-in for the ``nbformat`` module whose ``read`` returns an already loaded notebook."""
-
-    def __init__(self, module, nb):
-        self._module, self._nb = module, nb
-
-    def read(self, *args, **kwargs):
-        return self._nb
-
-    def __getattr__(self, name):
-        return getattr(self._module, name)
+    def pytest_sessionfinish(self, session):
+        if not self.seconds or hasattr(session.config, "workerinput"):
+            return
+        try:
+            known = json.loads(PAGE_SECONDS.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            known = {}
+        known.update({page: round(seconds, 1) for page, seconds in self.seconds.items()})
+        try:
+            PAGE_SECONDS.parent.mkdir(exist_ok=True)
+            tmp = PAGE_SECONDS.with_name(f"{PAGE_SECONDS.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(known, sort_keys=True, indent=1), encoding="utf-8")
+            os.replace(tmp, PAGE_SECONDS)
+        except OSError:
+            pass

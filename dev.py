@@ -1,6 +1,6 @@
 """Developer entry point for rbdyn (standard library only).
 
-    python3.11 dev.py book                 build the HTML validation manual afresh into _build/html
+    python3.11 dev.py book                 build the HTML validation manual into _build/html
     python3.11 dev.py test                 everything: unit tests, every page (nbval), the strict
                                            book build and the browser test of every HTML page
     python3.11 dev.py test [pytest args]   only pytest with these arguments, e.g. -k so3 -x
@@ -10,16 +10,22 @@ Every command creates ``.venv`` in the repository root if it is missing and (re)
 ``requirements.txt`` plus an editable ``rbdyn`` whenever requirements.txt or pyproject.toml
 changed since the last install (a sha256 stamp is kept in ``.venv/.rbdyn-stamp``).
 
-How the book is built: the pages are executed once, by pytest under nbval (in parallel, one
-kernel per page, forked from a process that has imported the pages' libraries: see conftest.py
-and tests/forkkernel.py), which writes every page whose cells all passed as an executed notebook; those
-notebooks are put into myst-nb's execution cache, and Sphinx renders them from there with
-``-W -n --keep-going`` and a fresh environment. So the tests and the book check the very same
-execution, and nothing is read from an earlier build.
+Caches keyed by rbdyn's sources (the digest of ``rbdyn/_stamp.py``, :func:`short_digest`):
+
+* numba's compiled kernels go to ``.cache/numba/<digest>/`` (``NUMBA_CACHE_DIR``, unless it is
+  set already), for everything dev.py runs; ``conftest.py`` and the book's extension
+  ``book/_ext/rbdyn_cache.py`` set the same for pytest and for the book's kernels;
+* the book's executed pages (jupyter-cache, myst-nb's ``execute_notebooks: cache``) and their
+  acceptance records go to ``_build/.jupyter_cache/<digest>/`` (set by ``book/_ext/rbdyn_cache.py``).
+
+So a page is executed again when its code or any file of rbdyn changed, and only then. The folders
+of other digests are removed when dev.py builds or tests. This file is also loaded by its path by
+``conftest.py`` and by the book's extension, for :func:`page_environment`, :func:`book_cache` and
+:func:`is_myst_notebook`.
 """
 
-import gc
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -35,23 +41,72 @@ STAMP = VENV / ".rbdyn-stamp"
 INPUTS = ("requirements.txt", "pyproject.toml")
 BUILD = ROOT / "_build"
 HTML = BUILD / "html"
-EXECUTED = BUILD / "executed"  # the executed pages, written by conftest.py (RBDYN_EXECUTED_DIR)
-CHECKS = BUILD / "checks"  # every page's acceptance checks, written by rbdyn.verify.check (RBDYN_CHECKS_DIR)
-CACHE = BUILD / ".jupyter_cache"
 SCREENSHOTS = BUILD / "screenshots"
-# the digest of rbdyn's sources its cached kernels were compiled from (written by rbdyn._jit on import)
-SOURCES = ROOT / "rbdyn" / "__pycache__" / "rbdyn-sources.sha256"
-PRECOMPILED = ROOT / "rbdyn" / "__pycache__" / "rbdyn-precompiled"  # what precompile() last compiled for
+NUMBA_CACHES = ROOT / ".cache" / "numba"  # numba's cache of rbdyn's kernels, one folder per digest
+BOOK_CACHES = BUILD / ".jupyter_cache"  # the book's executed pages, one folder per digest
 
-# Everything a build leaves that could show results of an older rbdyn: the HTML, Sphinx's
-# environment (it skips pages whose source did not change, so a change in rbdyn/ alone would reach
-# no page), the executed pages and their cache, the acceptance records of the validation matrix,
-# and the browser test's screenshots.
-STALE = ("html", ".doctrees", "jupyter_execute", ".jupyter_cache", "checks", "executed", "screenshots")
+
+# --------------------------------------------------------------------------------------------
+# The caches' key, shared with conftest.py and book/_ext/rbdyn_cache.py (standard library only)
+
+
+def short_digest():
+    """The short digest of rbdyn's sources (``rbdyn/_stamp.py``, loaded by its path: importing
+    rbdyn would import numba, and numba must see ``NUMBA_CACHE_DIR`` before it is imported)."""
+    spec = importlib.util.spec_from_file_location("rbdyn_stamp", ROOT / "rbdyn" / "_stamp.py")
+    stamp = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(stamp)
+    return stamp.short_digest()
+
+
+def use_numba_cache(environ=os.environ, digest=None):
+    """Set ``NUMBA_CACHE_DIR`` in ``environ`` to ``.cache/numba/<digest>`` unless it is set;
+    return the folder numba caches in."""
+    if not environ.get("NUMBA_CACHE_DIR"):
+        environ["NUMBA_CACHE_DIR"] = str(NUMBA_CACHES / (digest or short_digest()))
+    return Path(environ["NUMBA_CACHE_DIR"])
+
+
+def page_environment(environ=os.environ, digest=None):
+    """What every process that runs rbdyn's tests or pages sets for itself and its kernels, unless
+    set: numba's cache keyed by rbdyn's sources, and the book's one matplotlib style for every
+    figure (``rbdyn/book.mplstyle``). Returns numba's cache folder."""
+    environ.setdefault("MATPLOTLIBRC", str(ROOT / "rbdyn" / "book.mplstyle"))
+    return use_numba_cache(environ, digest)
+
+
+def book_cache(digest=None):
+    """The book's execution cache (jupyter-cache) for these sources of rbdyn."""
+    return BOOK_CACHES / (digest or short_digest())
+
+
+def is_myst_notebook(path):
+    """A MyST Markdown notebook: a .md file whose YAML front matter has the keys ``jupytext`` and
+    ``kernelspec`` (the pages pytest collects with nbval and the book executes)."""
+    path = Path(path)
+    if path.suffix != ".md":
+        return False
+    text = path.read_text(encoding="utf-8")
+    end = text.find("\n---", 3) if text.startswith("---\n") else -1
+    keys = {line.split(":", 1)[0].strip() for line in text[4:end].splitlines()
+            if line.strip() and not line[0].isspace() and ":" in line}
+    return end > 0 and {"jupytext", "kernelspec"} <= keys
+
+
+def prune(folder, keep):
+    """Remove the subfolders of ``folder`` but ``keep`` (the caches of other digests)."""
+    if folder.is_dir():
+        for sub in folder.iterdir():
+            if sub.name != keep and sub.is_dir():
+                shutil.rmtree(sub, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------------------------
+# The commands
 
 
 def workers():
-    """Parallel pytest workers: one per core (a page is one kernel, busy on one core)."""
+    """Parallel processes: one per core (a page is one kernel, busy on one core)."""
     return str(max(1, min(os.cpu_count() or 1, 8)))
 
 
@@ -61,8 +116,7 @@ def environment(**extra):
     # An inherited MPLBACKEND (e.g. Agg) would override the inline backend in the notebook
     # kernels and drop every figure from the pages; headless matplotlib falls back to Agg anyway.
     env.pop("MPLBACKEND", None)
-    # the book's one matplotlib style, for every figure of the pages (conftest.py sets the same)
-    env.setdefault("MATPLOTLIBRC", str(ROOT / "rbdyn" / "book.mplstyle"))
+    page_environment(env)
     return env
 
 
@@ -93,22 +147,28 @@ def ensure_venv():
     STAMP.write_text(digest + "\n")
 
 
-def clear():
-    for name in STALE:
-        shutil.rmtree(BUILD / name, ignore_errors=True)
-    precompile()
+def prune_caches():
+    """Drop the caches of other digests of rbdyn's sources (numba's, if dev.py chose its folder)."""
+    digest = short_digest()
+    if not os.environ.get("NUMBA_CACHE_DIR"):
+        prune(NUMBA_CACHES, digest)
+    prune(BOOK_CACHES, digest)
 
 
 def precompile():
     """Fill numba's cache with rbdyn's kernels, in as many processes as there are workers
     (``python -m rbdyn._precompile``): pytest's workers would otherwise each compile the same
-    kernels at the same time. Skipped when the last one compiled these very sources with
-    these very requirements (``PRECOMPILED`` holds both digests)."""
+    kernels at the same time. Skipped when it was done for this cache folder (keyed by rbdyn's
+    sources) with these requirements."""
     start = time.perf_counter()
-    # Importing rbdyn once, before the parallel workers start, drops its compiled code if any
-    # source of rbdyn changed since it was compiled (see rbdyn._jit): numba checks a cached
-    # kernel against its own file only. It also brings SOURCES up to date for the test below.
-    # The same process lists the schemes and their kernels, for the split below.
+    cache = Path(environment()["NUMBA_CACHE_DIR"])
+    done = cache / "rbdyn-precompiled"
+    key = f"{short_digest()} {STAMP.read_text().strip() if STAMP.exists() else ''}\n"
+    if done.exists() and done.read_text() == key:
+        print(f"dev.py: rbdyn's kernels were compiled already ({cache.relative_to(ROOT) if ROOT in cache.parents else cache})",
+              flush=True)
+        return
+    # One process lists the schemes and their kernels, for the split below.
     listing = subprocess.run([str(BIN / "python"), "-c", "import rbdyn\n"
                               "for n, c in rbdyn.schemes().items():\n"
                               "    k = c.kernel\n"
@@ -117,13 +177,6 @@ def precompile():
     if listing.returncode:
         sys.exit(listing.stderr + f"dev.py: importing rbdyn failed (exit status {listing.returncode})")
     listing = listing.stdout.split()
-    # rbdyn rewrites SOURCES whenever it empties its cache, also for sources changed back to ones
-    # compiled before: its time tells that the kernels of those sources are gone
-    done = (f"{SOURCES.read_text()}{SOURCES.stat().st_mtime_ns}\n" if SOURCES.exists() else "missing") \
-        + (STAMP.read_text() if STAMP.exists() else "")
-    if PRECOMPILED.exists() and PRECOMPILED.read_text() == done:
-        print("dev.py: rbdyn's kernels were compiled for these sources already", flush=True)
-        return
     # The schemes that share a kernel (the three RIG schemes) compile it once, in one process.
     # The processes get the kernels costliest first, each to the least loaded: a kernel that
     # handles constraints compiles for about three times as long as one that does not.
@@ -142,28 +195,26 @@ def precompile():
         status = proc.wait() or status
     if status:
         sys.exit(status)
-    PRECOMPILED.write_text(done)
-    print(f"dev.py: rbdyn's kernels compiled or found in the cache in {time.perf_counter() - start:.0f} s", flush=True)
+    cache.mkdir(parents=True, exist_ok=True)
+    done.write_text(key)
+    print(f"dev.py: rbdyn's kernels compiled in {time.perf_counter() - start:.0f} s", flush=True)
 
 
-def pytest(*args, pages=True):
-    """pytest with nbval over ``args`` in parallel; executed pages and checks go to _build."""
-    extra = {"RBDYN_EXECUTED_DIR": str(EXECUTED), "RBDYN_CHECKS_DIR": str(CHECKS)} if pages else {}
-    # clear() has just compiled rbdyn's kernels (precompile): the processes that fork the pages'
-    # kernels load them once, instead of every page loading its own (conftest.py)
-    extra["RBDYN_KERNELS_COMPILED"] = "1"
+def pytest(*args):
+    """pytest with nbval: the unit tests and every page, one kernel per page on every core."""
     # --dist loadfile: the cells of one page run in order in one worker (one kernel)
-    return call(BIN / "python", "-m", "pytest", "--nbval", "-n", workers(), "--dist", "loadfile", *args, **extra)
+    return call(BIN / "python", "-m", "pytest", "--nbval", "-n", workers(), "--dist", "loadfile", *args)
 
 
-def render(args=()):
-    """Render the executed pages into _build/html (a strict Sphinx build; see ``_render``)."""
-    return call(BIN / "python", Path(__file__), "_render", *args, RBDYN_CHECKS_DIR=str(CHECKS))
+def build_book(args=()):
+    """The strict Jupyter Book build into _build/html: pages not in the execution cache are
+    executed (see book/_ext/rbdyn_cache.py); any warning or failed cell fails it."""
+    return call(BIN / "jupyter-book", "build", ".", "-W", "-n", "--keep-going", *args)
 
 
 def browser():
     # one Chromium per worker: a page's load, checks and full-page screenshot wait mostly on the
-    # browser's own process, so two workers take about two thirds of one's time
+    # browser's process, so two workers take about two thirds of one's time
     return call(BIN / "python", "-m", "pytest", "tests/browser", "--book-html", HTML, "-n", workers())
 
 
@@ -176,24 +227,24 @@ def timed(label, fn, *args, **kwargs):
 
 
 def book(args):
-    clear()
-    # hypothesis's pytest plugin imports all of hypothesis (about a second in each of pytest's
-    # processes, the first of them before any page starts); no page uses it
-    executed = timed("pages executed (pytest --nbval book)", pytest, "book", "-p", "no:hypothesispytest")
-    rendered = timed("book rendered (-W -n)", render, args)
-    print(f"dev.py: HTML in {HTML / 'index.html'}"
-          + ("" if executed == rendered == 0 else " (build FAILED: see the failures above)"))
-    return executed or rendered
+    start = time.perf_counter()
+    prune_caches()
+    precompile()
+    status = timed("book built (jupyter-book build -W -n --keep-going)", build_book, args)
+    print(f"dev.py book: {'FAILED' if status else 'passed'} in {time.perf_counter() - start:.0f} s "
+          f"(HTML in {HTML / 'index.html'})", flush=True)
+    return status
 
 
 def test(args):
     if args:  # only pytest, with the given arguments
         return call(BIN / "python", "-m", "pytest", "--nbval", *args)
     start = time.perf_counter()
-    clear()
+    prune_caches()
+    precompile()
     statuses = [
         timed("unit tests and every page (pytest --nbval)", pytest),
-        timed("book rendered (-W -n)", render),
+        timed("book built (jupyter-book build -W -n --keep-going)", build_book),
         timed("browser test of every page", browser),
     ]
     failed = any(statuses)
@@ -220,100 +271,10 @@ def lab(args):
     return call(BIN / "jupyter", "lab", f"--notebook-dir={ROOT}", *args, **env)
 
 
-# --------------------------------------------------------------------------------------------
-# Run by the environment's Python (``dev.py _render``): the packages of requirements.txt.
-
-
-def _toc_pages():
-    import yaml
-
-    def walk(entry):
-        if "file" in entry:
-            yield entry["file"]
-        for key in ("parts", "chapters", "sections"):
-            for child in entry.get(key, []):
-                yield from walk(child)
-
-    return list(walk(yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))))
-
-
-def _is_notebook(path):
-    text = path.read_text(encoding="utf-8")
-    return text.startswith("---") and "jupytext" in text[: text.find("\n---", 3)]
-
-
-def _render(args):
-    """Put the executed pages into myst-nb's cache and build the HTML from it, strictly.
-
-    A page that pytest did not execute (it failed there) is not executed again: it is rendered
-    without outputs, listed here, and the build fails.
-    """
-    # jsonschema, which nbformat imports, builds 38 lark parsers on import (about a second of this
-    # serial step) for the formats of rfc3987-syntax, which only JupyterLab's event schemas use
-    # (jupyter-events installs it). Without the module, jsonschema leaves those formats unchecked.
-    sys.modules.setdefault("rfc3987_syntax", None)
-    # Sphinx builds and drops docutils nodes by the million; the collector's default thresholds
-    # (700, 10, 10) run it often enough to be a sixth of this step (10.6 s, 8.8 s with these)
-    gc.set_threshold(100_000, 50, 50)
-    import nbformat
-    from jupyter_book.sphinx import build_sphinx
-    from jupyter_cache import get_cache
-    from jupyter_cache.base import CacheBundleIn
-
-    cache = get_cache(str(CACHE))
-    missing = []
-    for page in _toc_pages():
-        source = ROOT / f"{page}.md"
-        if not source.exists() or not _is_notebook(source):
-            continue
-        executed = EXECUTED / f"{page}.ipynb"
-        if not executed.exists():
-            missing.append(f"{page}.md")
-            continue
-        record = json.loads(executed.with_suffix(".json").read_text(encoding="utf-8"))
-        cache.cache_notebook_bundle(
-            CacheBundleIn(nbformat.read(str(executed), as_version=4), uri=str(source),
-                          data={"execution_seconds": record["execution_seconds"]}),
-            check_validity=False, overwrite=True)
-    if missing:
-        print("dev.py: these pages failed under pytest and are rendered WITHOUT outputs:\n  "
-              + "\n  ".join(missing), flush=True)
-    overrides = {
-        "external_toc_path": "_toc.yml",
-        "latex_individualpages": False,
-        "nitpicky": True,
-        # render the outputs of the pages pytest executed; never execute a page here
-        "nb_execution_mode": "cache",
-        "nb_execution_cache_path": str(CACHE),
-        "nb_execution_excludepatterns": missing,
-    }
-    # Pages are read by as many processes as pytest has workers. Three extensions do not declare
-    # whether that is safe, so Sphinx would read serially: jupyter-book's section numbering only
-    # renumbers the merged table of contents after reading, the offline MathJax only copies files
-    # when the build finishes, and jupyter-book's LaTeX extension acts on LaTeX builds. (The HTML
-    # of a parallel build was compared with a serial one's: the same files.)
-    import importlib
-
-    for name in ("sphinx_multitoc_numbering", "sphinx-mathjax-offline", "sphinx_jupyterbook_latex"):
-        module = importlib.import_module(name)
-        declared = module.setup
-        module.setup = lambda app, declared=declared: {**(declared(app) or {}), "parallel_read_safe": True,
-                                                       "parallel_write_safe": True}
-    result = build_sphinx(ROOT, HTML, use_external_toc=True, noconfig=True, path_config=str(ROOT / "_config.yml"),
-                          confoverrides=overrides, builder="html", warningiserror=True, keep_going=True,
-                          freshenv=True, force_all=True, jobs=int(workers()))
-    if isinstance(result, Exception):
-        print(f"dev.py: the book build failed: {result}", file=sys.stderr)
-        return 1
-    return 1 if (result or missing) else 0
-
-
 COMMANDS = {"book": book, "test": test, "lab": lab}
 
 
 def main(argv):
-    if argv and argv[0] == "_render":  # internal: already in the environment's Python
-        sys.exit(_render(argv[1:]))
     if not argv or argv[0] not in COMMANDS:
         sys.exit(__doc__)
     ensure_venv()

@@ -2,11 +2,14 @@
 
 Every page's acceptance cell calls :func:`rbdyn.verify.check`, which asserts the check and, when the
 environment variable ``RBDYN_CHECKS_DIR`` is set, writes the page's records to
-``$RBDYN_CHECKS_DIR/<page>.json``. Sphinx executes every page while it *reads* the sources; the
-``validation-matrix`` directive leaves a placeholder that is filled when the doctrees are *resolved*,
-after every page has run, with one row per check and one column per scheme. The same records are
-written to ``validation-matrix.json`` in the HTML output, so that a release can be compared with the
-previous one.
+``$RBDYN_CHECKS_DIR/<page>.json``. ``rbdyn_cache.py`` points that variable into the book's
+execution cache, so a page taken from the cache keeps the records of the run that filled it.
+Sphinx executes a page (or takes it from the cache) while it *reads* it; the ``validation-matrix``
+directive leaves a placeholder that is filled when the doctrees are *resolved*, after every page
+has been read, with one row per check and one column per scheme. The pages holding a matrix are
+written again on every build (``env-updated``), even when only another page was read again. The
+same records are written to ``validation-matrix.json`` in the HTML output, so that a release can be
+compared with the previous one.
 """
 
 from __future__ import annotations
@@ -132,6 +135,30 @@ def _docname(app, page):
     return None
 
 
+def _note_matrix(app, doctree):
+    if any(doctree.findall(matrix_placeholder)):
+        _matrix_docs(app.env).add(app.env.docname)
+
+
+def _matrix_docs(env):
+    if not hasattr(env, "rbdyn_matrix_docs"):
+        env.rbdyn_matrix_docs = set()
+    return env.rbdyn_matrix_docs
+
+
+def _purge(app, env, docname):
+    _matrix_docs(env).discard(docname)
+
+
+def _merge(app, env, docnames, other):
+    _matrix_docs(env).update(_matrix_docs(other) & set(docnames))
+
+
+def _rewrite_matrix(app, env):
+    """The pages with a matrix, written again with the records of this build."""
+    return sorted(_matrix_docs(env) & env.found_docs)
+
+
 def _resolve(app, doctree, fromdocname):
     placeholders = list(doctree.findall(matrix_placeholder))
     if not placeholders:
@@ -157,6 +184,10 @@ def _write_outputs(app, exception):
 def setup(app):
     app.add_node(matrix_placeholder)
     app.add_directive("validation-matrix", ValidationMatrix)
+    app.connect("doctree-read", _note_matrix)
+    app.connect("env-purge-doc", _purge)
+    app.connect("env-merge-info", _merge)
+    app.connect("env-updated", _rewrite_matrix)
     app.connect("doctree-resolved", _resolve)
     app.connect("build-finished", _write_outputs)
     app.add_css_file("rbdyn-matrix.css")
