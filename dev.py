@@ -171,7 +171,7 @@ def precompile():
     # One process lists the schemes and their kernels, for the split below.
     listing = subprocess.run([str(BIN / "python"), "-c", "import rbdyn\n"
                               "for n, c in rbdyn.schemes().items():\n"
-                              "    k = c.kernel\n"
+                              "    k = c.kernel()\n"
                               "    print(int(c.supports_constraints), f'{k.py_func.__module__}.{k.__name__}', n)"],
                              cwd=ROOT, env=environment(), capture_output=True, text=True)
     if listing.returncode:

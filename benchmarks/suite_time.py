@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -40,12 +41,12 @@ COMMANDS = ("book", "test")
 
 
 def empty_kernel_cache() -> None:
-    """Make rbdyn drop its compiled kernels when it is next imported, as after any change to its
-    sources: the digest of the sources they were compiled from (``dev.SOURCES``) goes."""
+    """Drop numba's cache of rbdyn's kernels for the current sources, as after any change to
+    them (``dev.py`` keys the cache folder by the digest of rbdyn's sources)."""
     sys.path.insert(0, str(ROOT))
-    from dev import SOURCES  # dev.py is standard library only, as this script
+    import dev  # dev.py is standard library only, as this script
 
-    SOURCES.unlink(missing_ok=True)
+    shutil.rmtree(dev.NUMBA_CACHES / dev.short_digest(), ignore_errors=True)
 
 
 def run_command(name: str, python: str = "python3.11", quiet: bool = True, cold: bool = True) -> dict:
