@@ -6,7 +6,8 @@ Nothing here is computed by an rbdyn integrator.
   conservation, energy behaviour, symmetry);
 * :func:`fit_order`: the one rule for an observed order of convergence;
 * :func:`sign_changes`: crossing detection (interpolated, Hermite, or Solfec's reading);
-* :func:`rigid_body_reference`, :func:`heavy_top_reference`,
+* :func:`rigid_body_reference`, :func:`heavy_top_reference` (their equations,
+  :func:`rigid_body_rates` and :func:`heavy_top_torque`),
   :func:`pendulum_period`, :func:`double_pendulum_reference` (and its
   equations, :func:`double_pendulum_acceleration`): independent
   high-accuracy references (closed forms of the free body are in
@@ -44,7 +45,9 @@ from ._references import (
     double_pendulum_acceleration,
     double_pendulum_reference,
     heavy_top_reference,
+    heavy_top_torque,
     pendulum_period,
+    rigid_body_rates,
     rigid_body_reference,
 )
 
@@ -58,7 +61,9 @@ __all__ = [
     "OrderFit",
     "sign_changes",
     "rigid_body_reference",
+    "rigid_body_rates",
     "heavy_top_reference",
+    "heavy_top_torque",
     "RigidBodySolution",
     "pendulum_period",
     "double_pendulum_acceleration",

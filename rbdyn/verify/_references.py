@@ -36,6 +36,8 @@ import numpy as np
 
 __all__ = [
     "RigidBodySolution",
+    "rigid_body_rates",
+    "heavy_top_torque",
     "rigid_body_reference",
     "heavy_top_reference",
     "pendulum_period",
@@ -130,6 +132,51 @@ class RigidBodySolution:
         return 0.5 * np.einsum("ni,ij,nj->n", self.omega_body, self.inertia, self.omega_body)
 
 
+def rigid_body_rates(inertia, torque_body: Callable | None = None) -> Callable:
+    r"""The right-hand side ``rates(t, y)`` of a rigid body's equations in ``y = (q, \Omega)``:
+    :math:`\dot q = \tfrac12 q \otimes (0, \Omega)`, :math:`J\dot\Omega = T(t, \Lambda, \Omega)
+    - \Omega \times J\Omega` (``q`` a unit quaternion, w first; :math:`\Omega` the body-frame
+    angular velocity).
+
+    Parameters
+    ----------
+    inertia : array_like, (3, 3) or (3,)
+        Body-frame inertia about the point the body turns about (a diagonal as 3 numbers).
+    torque_body : callable, optional
+        ``torque_body(t, R_world_body, omega_body) -> (3,)``, the body-frame torque.
+    """
+    J = _inertia_matrix(inertia)
+    J_inv = np.linalg.inv(J)
+
+    # In Python floats where numpy would work on 3- and 4-vectors one call at a time (the same
+    # operations in the same order as the numpy form, so the same bits); the products with J by
+    # numpy, as ever.
+    def rates(t, y):
+        W = y[4:]
+        w0, w1, w2 = W.tolist()
+        T = (0.0, 0.0, 0.0) if torque_body is None else \
+            np.asarray(torque_body(t, _quat_to_matrix(y[:4]), W), dtype=float).tolist()
+        gyro = _cross((w0, w1, w2), (J @ W).tolist())
+        rate = J_inv @ np.array([T[0] - gyro[0], T[1] - gyro[1], T[2] - gyro[2]])
+        dq = _quat_mul(y[:4].tolist(), (0.0, w0, w1, w2))
+        return np.array([0.5 * dq[0], 0.5 * dq[1], 0.5 * dq[2], 0.5 * dq[3], *rate.tolist()])
+
+    return rates
+
+
+def heavy_top_torque(com_body, mass, gravity) -> Callable:
+    r"""``torque_body(t, R_world_body, omega_body)`` of gravity on a top about its pivot:
+    :math:`c \times \Lambda^T m g`, with :math:`c` the mass centre from the pivot, body frame."""
+    c = np.asarray(com_body, dtype=float).tolist()
+    mg = float(mass) * np.asarray(gravity, dtype=float)
+    return lambda t, R, W: _cross(c, (R.T @ mg).tolist())
+
+
+def _inertia_matrix(inertia) -> np.ndarray:
+    J = np.asarray(inertia, dtype=float)
+    return np.diag(J) if J.shape == (3,) else J
+
+
 def rigid_body_reference(
     inertia,
     R0,
@@ -140,9 +187,7 @@ def rigid_body_reference(
 ) -> RigidBodySolution:
     r"""One rigid body turning about a fixed point (or its mass centre).
 
-    Integrates :math:`\dot q = \tfrac12 q \otimes (0, \Omega)` and
-    :math:`J\dot\Omega = T(t, \Lambda, \Omega) - \Omega \times J\Omega` with
-    DOP853 at ``rtol = atol``.
+    Integrates :func:`rigid_body_rates` with DOP853 at ``rtol = atol``.
 
     Parameters
     ----------
@@ -165,28 +210,13 @@ def rigid_body_reference(
     -------
     RigidBodySolution
     """
-    J = np.asarray(inertia, dtype=float)
-    if J.shape == (3,):
-        J = np.diag(J)
-    J_inv = np.linalg.inv(J)
+    J = _inertia_matrix(inertia)
     t_eval = np.asarray(t_eval, dtype=float)
-
-    # In Python floats where numpy would work on 3- and 4-vectors one call at a time (the same
-    # operations in the same order, so the same bits); the products with J by numpy, as ever.
-    def rhs(t, y):
-        W = y[4:]
-        w0, w1, w2 = W.tolist()
-        T = (0.0, 0.0, 0.0) if torque_body is None else \
-            np.asarray(torque_body(t, _quat_to_matrix(y[:4]), W), dtype=float).tolist()
-        gyro = _cross((w0, w1, w2), (J @ W).tolist())
-        rate = J_inv @ np.array([T[0] - gyro[0], T[1] - gyro[1], T[2] - gyro[2]])
-        dq = _quat_mul(y[:4].tolist(), (0.0, w0, w1, w2))
-        return np.array([0.5 * dq[0], 0.5 * dq[1], 0.5 * dq[2], 0.5 * dq[3], *rate.tolist()])
-
     y0 = np.concatenate([_matrix_to_quat(R0), np.asarray(omega0_body, dtype=float)])
     from scipy.integrate import solve_ivp
 
-    sol = solve_ivp(rhs, (0.0, float(t_eval[-1])), y0, method="DOP853", rtol=rtol, atol=rtol, t_eval=t_eval)
+    sol = solve_ivp(rigid_body_rates(J, torque_body), (0.0, float(t_eval[-1])), y0, method="DOP853", rtol=rtol,
+                    atol=rtol, t_eval=t_eval)
     if not sol.success:
         raise RuntimeError(f"DOP853 failed: {sol.message}")
     R = np.array([_quat_to_matrix(q) for q in sol.y[:4].T])
@@ -194,10 +224,8 @@ def rigid_body_reference(
 
 
 def heavy_top_reference(inertia_pivot, com_body, mass, gravity, R0, omega0_body, t_eval, rtol: float = 1e-12):
-    r"""A heavy top: a body under gravity turning about a fixed pivot.
-
-    The body torque about the pivot is :math:`c \times \Lambda^T m g`, with
-    :math:`c` the mass centre in the body frame measured from the pivot.
+    r"""A heavy top: a body under gravity turning about a fixed pivot (torque
+    :func:`heavy_top_torque`).
 
     Parameters
     ----------
@@ -215,11 +243,8 @@ def heavy_top_reference(inertia_pivot, com_body, mass, gravity, R0, omega0_body,
     -------
     RigidBodySolution
     """
-    c = np.asarray(com_body, dtype=float).tolist()
-    mg = float(mass) * np.asarray(gravity, dtype=float)
-    return rigid_body_reference(
-        inertia_pivot, R0, omega0_body, t_eval, torque_body=lambda t, R, W: _cross(c, (R.T @ mg).tolist()), rtol=rtol
-    )
+    return rigid_body_reference(inertia_pivot, R0, omega0_body, t_eval,
+                                torque_body=heavy_top_torque(com_body, mass, gravity), rtol=rtol)
 
 
 def pendulum_period(length: float, g: float, theta_max: float) -> float:
