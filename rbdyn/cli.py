@@ -66,6 +66,24 @@ def _scheme_settings():
     return found
 
 
+def version_text() -> str:
+    """What ``rbdyn --version`` prints: the version, the digest of rbdyn's sources (the one the
+    book's pages show and its caches are keyed by) and the versions of Python and the libraries."""
+    from . import __version__
+    from ._stamp import short_digest, versions
+
+    libs = ", ".join(f"{name} {v}" for name, v in versions().items())
+    return f"rbdyn {__version__} (sources {short_digest()})\n{libs}"
+
+
+class _Version(argparse.Action):
+    """``--version``: print :func:`version_text` as it is (argparse's own action rewraps it)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version_text())
+        parser.exit()
+
+
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="rbdyn",
@@ -79,6 +97,8 @@ def _parser() -> argparse.ArgumentParser:
                f"{MAX_STEPS:.0e} steps (t_end/dt), whatever --every is.",
     )
     p.add_argument("--debug", action="store_true", help="show the traceback of an internal error (or RBDYN_DEBUG=1)")
+    p.add_argument("--version", action=_Version, nargs=0,
+                   help="print rbdyn's version, the digest of its sources and the versions it runs with")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     sub.add_parser("list", help="list the built-in scenarios and the schemes")
     show = sub.add_parser("show", help="print a built-in scenario file")

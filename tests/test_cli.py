@@ -764,3 +764,25 @@ def test_numerical_failure_as_module_subprocess(tmp_path):
     line = one_error_line(proc.stderr)
     assert "step 4" in line and "t = 3.0" in line
     assert proc.stdout == ""
+
+
+def test_version_names_the_sources_and_the_libraries(tmp_path):
+    """``rbdyn --version``: the version, the digest of the sources the book's pages show (16 hex
+    digits), and the versions of Python and the libraries; an edited copy of the package has
+    another digest."""
+    import shutil
+    from importlib import metadata
+
+    from rbdyn import _stamp
+
+    done = subprocess.run([sys.executable, "-m", "rbdyn", "--version"], capture_output=True, text=True)
+    assert done.returncode == 0 and not done.stderr
+    first, second = done.stdout.splitlines()
+    assert first == f"rbdyn {rbdyn.__version__} (sources {_stamp.short_digest()})"
+    assert len(_stamp.short_digest()) == 16 and int(_stamp.short_digest(), 16) >= 0
+    for lib in ("numpy", "scipy", "sympy", "numba", "matplotlib"):
+        assert f"{lib} {metadata.version(lib)}" in second
+    copy = tmp_path / "rbdyn"
+    shutil.copytree(Path(rbdyn.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "so3.py").write_text((copy / "so3.py").read_text() + "\n# an edit\n")
+    assert _stamp.short_digest(copy) != _stamp.short_digest()
