@@ -35,6 +35,7 @@ def test_declared_attributes_equal_the_table(name):
     assert cls.implicit == row.implicit
     assert cls.conserves == row.conserves
     assert cls.energy == row.energy
+    assert cls.constrained_energy == row.constrained_energy
     assert cls.symmetric == row.symmetric
 
 
@@ -157,6 +158,61 @@ def test_energy_behaviour_on_the_solfec_top(name):
         assert spread >= 1e-10, spread
 
 
+def _jointed_top(spin, tilt):
+    """A top on a spherical joint 0.5 m below its mass centre, under gravity (conservative)."""
+    J = np.diag([0.5, 0.5, 0.2])
+    c = np.array([0.0, 0.0, 0.5])
+    R0 = so3.exp(np.array([tilt, 0.0, 0.0]))
+    W = np.array([0.3, 0.0, spin])
+    top = rbdyn.RigidBody("top", 1.0, J, position=R0 @ c, R_world_body=R0, velocity=np.cross(R0 @ W, R0 @ c),
+                          omega_body=W)
+    return rbdyn.System([top], constraints=[rbdyn.SphericalJoint("top", point_body=-c)], gravity=(0.0, 0.0, -9.81))
+
+
+#: Jointed conservative runs (system, step, duration): two built-in mechanisms and two tops.
+JOINTED = {
+    "Kynema's top": (lambda: rbdyn.load_scenario("heavy-top-kynema").system, 5e-4, 2.0),
+    "Bricard's mechanism": (lambda: rbdyn.load_scenario("bricard").system, 2e-3, 10.0),
+    "top, 20 rad/s": (lambda: _jointed_top(20.0, 0.5), 5e-3, 20.0),
+    "top, 5 rad/s": (lambda: _jointed_top(5.0, 1.0), 1e-2, 20.0),
+}
+
+
+def _drift_over_oscillation(traj):
+    """The energy's drift over the run (slope of a straight-line fit times the duration) over the
+    peak-to-peak size of what the line leaves (the oscillation)."""
+    t, dE = traj.t, traj.energy - traj.energy[0]
+    A = np.vstack([np.ones_like(t), t]).T
+    coef, *_ = np.linalg.lstsq(A, dE, rcond=None)
+    return coef[1] * (t[-1] - t[0]) / np.ptp(dE - A @ coef)
+
+
+@pytest.fixture(scope="module")
+def jointed_drifts():
+    systems = {key: (make(), h, t_end) for key, (make, h, t_end) in JOINTED.items()}
+    return {(name, key): _drift_over_oscillation(rbdyn.simulate(s, name, h, t_end, every=max(1, round(0.01 / h))))
+            for name in NAMES if TABLE[name].constrained_energy for key, (s, h, t_end) in systems.items()}
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if TABLE[n].constrained_energy])
+def test_energy_behaviour_with_joints(name, jointed_drifts):
+    """The table's column for jointed motion, on four jointed conservative runs: a drift that
+    exceeds the oscillation on every run with the stated sign ("increases", "decreases"), beyond it
+    upwards on one run and downwards on another ("either sign"), or within a third of it on every
+    run ("bounded"). The four behaviours exclude each other, so changing an entry fails here."""
+    behaviour = TABLE[name].constrained_energy
+    drifts = {key: jointed_drifts[name, key] for key in JOINTED}
+    if behaviour == "increases":
+        assert all(d > 1.0 for d in drifts.values()), drifts
+    elif behaviour == "decreases":
+        assert all(d < -1.0 for d in drifts.values()), drifts
+    elif behaviour == "either sign":
+        assert max(drifts.values()) > 1.0 and min(drifts.values()) < -1.0, drifts
+    else:
+        assert behaviour == "bounded"
+        assert all(abs(d) <= 1 / 3 for d in drifts.values()), drifts
+
+
 def _step_there_and_back(name, system, h):
     """One step of ``h`` then one of ``-h`` through the scheme's kernel; returns (start, end) states."""
     scheme = rbdyn.get_scheme(name)
@@ -216,6 +272,8 @@ def test_literature_row_reads_a_row_as_the_table_does():
         verify.literature_row("x", dict(row, conserves=["energy", "charm"]))
     with pytest.raises(ValueError, match="energy must be one of"):
         verify.literature_row("x", dict(row, energy="wobbles"))
+    with pytest.raises(ValueError, match="constrained_energy must be one of"):
+        verify.literature_row("x", dict(row, constrained_energy="wobbles"))
     del row["order"]
     with pytest.raises(ValueError, match="missing key 'order'"):
         verify.literature_row("x", row)

@@ -72,6 +72,11 @@ class Scheme:
     energy : str
         Long-time behaviour of the energy of a conservative motion:
         ``"increases"``, ``"decreases"``, ``"bounded"`` or ``"not conserved"``.
+    constrained_energy : str or None
+        The same with bilateral constraints whose reactions turn the bodies:
+        ``"increases"``, ``"decreases"``, ``"bounded"`` or ``"either sign"`` (a
+        drift whose sign depends on the motion); None when constraints are not
+        handled.
     symmetric : bool
         Whether a step of ``-h`` undoes a step of ``h`` (time reversibility).
     supports_constraints : bool
@@ -92,6 +97,7 @@ class Scheme:
     symmetric: ClassVar[bool]
     supports_constraints: ClassVar[bool] = False
     constrained_order: ClassVar[int | None] = None
+    constrained_energy: ClassVar[str | None] = None
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)

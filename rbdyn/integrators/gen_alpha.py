@@ -125,6 +125,7 @@ class GenAlpha(Scheme):
     symmetric = False
     supports_constraints = True
     constrained_order = 2
+    constrained_energy = "bounded"
 
     @staticmethod
     def compiled():

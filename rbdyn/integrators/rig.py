@@ -64,7 +64,8 @@ class RigPos(_Rig):
 
     Second order. Its energy increases over long times and angular momentum
     is not conserved exactly (the book's literature table, which cites
-    Solfec-1.0's documentation).
+    Solfec-1.0's documentation). With joints its energy drifts at first
+    order, up or down depending on the motion (measured in the book).
 
     With constraints whose reactions turn a body (a joint away from its mass
     centre) it is first order: the mid-step rate in the gyroscopic term
@@ -93,6 +94,7 @@ class RigPos(_Rig):
     implicit = False
     conserves = frozenset({"linear momentum", "orthonormality"})
     energy = "increases"
+    constrained_energy = "either sign"
     symmetric = False
 
     def _variant(self):
@@ -108,7 +110,8 @@ class RigNeg(_Rig):
     ``A`` in the code), so the spatial angular momentum obeys an exact
     midpoint balance (exact conservation with zero torque). Second order,
     with constraints too; its energy decreases over long times (the book's
-    literature table, which cites Solfec-1.0's documentation).
+    literature table, which cites Solfec-1.0's documentation); with joints
+    it drifts up or down depending on the motion (measured in the book).
 
     Constraints are enforced at position level: the reaction impulses,
     applied at the mid-step configuration, are those for which the
@@ -139,6 +142,7 @@ class RigNeg(_Rig):
     implicit = False
     conserves = frozenset({"linear momentum", "angular momentum", "orthonormality"})
     energy = "decreases"
+    constrained_energy = "either sign"
     symmetric = False
 
     def _variant(self):
@@ -187,6 +191,7 @@ class RigImp(_Rig):
     implicit = True
     conserves = frozenset({"linear momentum", "angular momentum", "orthonormality"})
     energy = "bounded"
+    constrained_energy = "bounded"
     symmetric = True
 
     def __post_init__(self):

@@ -36,7 +36,14 @@ from ._forms import (
     skew,
     time_derivative,
 )
-from ._literature import ENERGY_BEHAVIOURS, PROPERTIES, SchemeProperties, literature, literature_row
+from ._literature import (
+    CONSTRAINED_ENERGY_BEHAVIOURS,
+    ENERGY_BEHAVIOURS,
+    PROPERTIES,
+    SchemeProperties,
+    literature,
+    literature_row,
+)
 from ._orders import OrderFit, fit_order
 from ._page import Table, Tolerance, Tolerances, comparison, convergence, number, put, put_markdown, put_text
 from ._references import (
@@ -57,6 +64,7 @@ __all__ = [
     "SchemeProperties",
     "PROPERTIES",
     "ENERGY_BEHAVIOURS",
+    "CONSTRAINED_ENERGY_BEHAVIOURS",
     "fit_order",
     "OrderFit",
     "sign_changes",

@@ -12,10 +12,13 @@ import functools
 import tomllib
 from importlib import resources
 
-__all__ = ["SchemeProperties", "literature", "PROPERTIES", "ENERGY_BEHAVIOURS"]
+__all__ = ["SchemeProperties", "literature", "PROPERTIES", "ENERGY_BEHAVIOURS", "CONSTRAINED_ENERGY_BEHAVIOURS"]
 
 PROPERTIES = ("linear momentum", "angular momentum", "energy", "quaternion norm", "orthonormality")
 ENERGY_BEHAVIOURS = ("increases", "decreases", "bounded", "not conserved")
+#: With constraints, measured on jointed runs: "either sign" is a drift beyond the oscillation
+#: whose sign depends on the motion (up on one run, down on another).
+CONSTRAINED_ENERGY_BEHAVIOURS = ("increases", "decreases", "bounded", "either sign")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,6 +39,9 @@ class SchemeProperties:
         Subset of ``PROPERTIES`` preserved to round-off without loads.
     energy : str
         One of ``ENERGY_BEHAVIOURS``.
+    constrained_energy : str or None
+        One of ``CONSTRAINED_ENERGY_BEHAVIOURS``, for jointed motion (measured in the book);
+        None when the scheme does not handle constraints.
     symmetric : bool
         Whether a step of ``-h`` undoes a step of ``h``.
     sources : tuple of str
@@ -50,6 +56,7 @@ class SchemeProperties:
     implicit: bool
     conserves: frozenset
     energy: str
+    constrained_energy: str | None
     symmetric: bool
     sources: tuple
     note: str
@@ -78,6 +85,11 @@ def literature_row(name: str, row: dict) -> SchemeProperties:
         if row["energy"] not in ENERGY_BEHAVIOURS:
             raise ValueError(f"literature.toml: {name}: energy must be one of {ENERGY_BEHAVIOURS}")
         co = row["constrained_order"]
+        # a scheme without constraints has no behaviour with them: the key may be left out
+        ce = row["constrained_energy"] if co != "none" or "constrained_energy" in row else "none"
+        if (ce == "none") != (co == "none") or (ce != "none" and ce not in CONSTRAINED_ENERGY_BEHAVIOURS):
+            raise ValueError(f"literature.toml: {name}: constrained_energy must be one of "
+                             f"{CONSTRAINED_ENERGY_BEHAVIOURS}, or 'none' exactly when constrained_order is")
         return SchemeProperties(
             name=name,
             order=int(row["order"]),
@@ -85,6 +97,7 @@ def literature_row(name: str, row: dict) -> SchemeProperties:
             implicit=bool(row["implicit"]),
             conserves=conserves,
             energy=row["energy"],
+            constrained_energy=None if ce == "none" else ce,
             symmetric=bool(row["symmetric"]),
             sources=tuple(row["sources"]),
             note=" ".join(row["note"].split()),
