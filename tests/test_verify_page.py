@@ -32,7 +32,7 @@ def test_convergence_rows_and_orders():
     errors = {"a": [4e-2, 1e-2, 2.5e-3]}
     fits = {"a": verify.fit_order(steps, errors["a"])}
     t = verify.convergence(steps, errors, fits)
-    assert t.rows[-2] == ["fitted order", "2.00"]
+    assert t.rows[-2] == ["fitted order", "2.00 ± 0.00"]
     assert t.rows[-1] == ["local orders", "2.00 … 2.00"]
 
 
@@ -94,3 +94,11 @@ def test_time_derivative_and_pythagoras():
 def test_relative_difference():
     assert verify.relative_difference([np.array([1.0, 2.0])], [np.array([1.0, 4.0])]) == pytest.approx(0.5)
     assert verify.relative_difference([np.array([0.1])], [np.array([0.2])]) == pytest.approx(0.1)
+
+
+def test_an_order_is_quoted_with_the_spread_of_its_local_orders():
+    fit = verify.fit_order([0.4, 0.2, 0.1, 0.05], [1.6e-1, 4.4e-2, 1.0e-2, 2.6e-3])
+    assert fit.uncertainty == pytest.approx(np.max(np.abs(fit.local - fit.order)))
+    assert f"{fit:.2f}" == f"{fit.order:.2f} ± {fit.uncertainty:.2f}"
+    two = verify.fit_order([0.2, 0.1], [4e-2, 1e-2])
+    assert np.isnan(two.uncertainty) and f"{two:.1f}" == "2.0"

@@ -61,6 +61,21 @@ class OrderFit:
     errors: np.ndarray
     dropped: int
 
+    @property
+    def uncertainty(self) -> float:
+        """How far the local orders stray from the fitted one over the fit window (the largest
+        difference); ``nan`` with only two resolved points, where the one local order is the
+        fit. An order is quoted as ``order ± uncertainty``."""
+        if self.local.size < 2:
+            return float("nan")
+        return float(np.max(np.abs(self.local - self.order)))
+
+    def __format__(self, spec: str) -> str:
+        """``f"{fit:.2f}"`` gives ``"2.00 ± 0.03"`` (the order alone when there is no spread)."""
+        spec = spec or ".2f"
+        u = self.uncertainty
+        return f"{self.order:{spec}}" + ("" if not np.isfinite(u) else f" ± {u:{spec}}")
+
     def predict(self, h):
         """The fitted error at step(s) ``h``."""
         return self.constant * np.asarray(h, dtype=float) ** self.order

@@ -160,14 +160,15 @@ def comparison(rows: Iterable[Sequence], labels: Sequence[str] = ("",), target: 
 def convergence(steps: Sequence[float], errors: Mapping[str, Sequence[float]], fits: Mapping | None = None,
                 step: str = "$h$ (s)", spec: str = ".2e") -> Table:
     """Errors per step size, one column per series (a scheme, a quantity), and when ``fits``
-    (:class:`rbdyn.verify.OrderFit` per series) are given, the fitted order and the range of
-    the local orders as the last two rows."""
+    (:class:`rbdyn.verify.OrderFit` per series) are given, the fitted order with its uncertainty
+    (:attr:`rbdyn.verify.OrderFit.uncertainty`) and the range of the local orders as the last
+    two rows."""
     names = list(errors)
     table = Table([step, *names], spec=spec)
     for i, h in enumerate(steps):
         table.add(number(h, "g"), *(errors[n][i] for n in names))
     if fits:
-        table.add("fitted order", *(number(fits[n].order, ".2f") if n in fits else "–" for n in names))
+        table.add("fitted order", *(f"{fits[n]:.2f}" if n in fits else "–" for n in names))
         table.add("local orders", *(_local_range(fits[n]) if n in fits else "–" for n in names))
     return table
 
