@@ -17,7 +17,7 @@ import platform
 from importlib import metadata
 from pathlib import Path
 
-__all__ = ["PACKAGE", "sources_digest", "short_digest", "versions", "machine"]
+__all__ = ["PACKAGE", "package_version", "sources_digest", "short_digest", "versions", "machine", "stamp"]
 
 #: The package directory (``rbdyn/``).
 PACKAGE = Path(__file__).resolve().parent
@@ -27,6 +27,14 @@ SOURCE_SUFFIXES = (".py", ".toml", ".mplstyle")
 SHORT = 16
 #: The packages whose versions the stamp reports, besides Python.
 DEPENDENCIES = ("numpy", "scipy", "sympy", "numba", "matplotlib")
+
+
+def package_version(package: Path = PACKAGE) -> str:
+    """rbdyn's ``__version__``, read from the text of its ``__init__.py`` (nothing is imported)."""
+    for line in (package / "__init__.py").read_text(encoding="utf-8").splitlines():
+        if line.startswith("__version__"):
+            return line.split("=", 1)[1].strip().strip("\"'")
+    return "unknown"
 
 
 def sources_digest(package: Path = PACKAGE) -> str:
@@ -69,3 +77,9 @@ def machine() -> dict[str, object]:
     except OSError:
         pass
     return {"cpu": model, "cores": os.cpu_count() or 1}
+
+
+def stamp(package: Path = PACKAGE) -> dict[str, object]:
+    """Everything above in one record: rbdyn's version, the short digest of its sources, the
+    versions of Python and the libraries, the processor and its cores."""
+    return {"rbdyn": package_version(package), "sources": short_digest(package), **versions(), **machine()}
