@@ -6,10 +6,12 @@ environment variable ``RBDYN_CHECKS_DIR`` is set, writes the page's records to
 execution cache, so a page taken from the cache keeps the records of the run that filled it.
 Sphinx executes a page (or takes it from the cache) while it *reads* it; the ``validation-matrix``
 directive leaves a placeholder that is filled when the doctrees are *resolved*, after every page
-has been read, with one row per check and one column per scheme. The pages holding a matrix are
+has been read: a summary with one row per page and one column per scheme (the checks passed of
+those made, and the smallest margin, tolerance over measured value), linking to each page's
+acceptance section, then each page's checks in full, folded. The pages holding a matrix are
 written again on every build (``env-updated``), even when only another page was read again. The
-same records are written to ``validation-matrix.json`` in the HTML output, so that a release can be
-compared with the previous one.
+same records are written to ``validation-matrix.json`` in the HTML output, under the stamp of the
+code that made them (``stamp.py``), so that a release can be compared with the previous one.
 """
 
 from __future__ import annotations
@@ -55,13 +57,28 @@ def _fmt(x):
     return "0" if x == 0 else f"{x:.2g}"
 
 
-def _table(app, fromdocname, records):
-    schemes = sorted({r["scheme"] for r in records if r["scheme"]}, key=_scheme_order(app))
-    cols = ["page", "check"] + schemes + ["(set-up)"]
-    rows = {}
-    for r in records:
-        rows.setdefault((r["page"], r["name"]), {})[r["scheme"] or "(set-up)"] = r
-    table = nodes.table(classes=["rbdyn-matrix"])
+def margin(record):
+    """How far a check is from failing: its tolerance over its measured value (``inf`` for a
+    measured 0 under a positive tolerance); ``None`` for a yes/no check (tolerance 0), which has
+    no margin; below 1 for a failed check."""
+    tol, got = record["tolerance"], record["measured"]
+    if tol == 0:
+        return None
+    return float("inf") if got == 0 else tol / got
+
+
+def _margin_text(value):
+    if value is None:
+        return ""
+    if value == float("inf"):
+        return "×∞"
+    text = f"{value:.2g}" if value < 100 else f"{value:.0e}"
+    return "×" + text.replace("e+0", "e").replace("e+", "e")
+
+
+def _table(cols, rows, classes=("rbdyn-matrix",)):
+    """A docutils table: ``rows`` are lists of (node or text, classes) per column."""
+    table = nodes.table(classes=list(classes))
     group = nodes.tgroup(cols=len(cols))
     table += group
     for _ in cols:
@@ -74,29 +91,94 @@ def _table(app, fromdocname, records):
     head += hrow
     body = nodes.tbody()
     group += body
-    order = {doc: k for k, doc in enumerate(_toc_order(app))}
-    docs = {page: _docname(app, page) for page, _ in rows}
-    for (page, name), cells in sorted(rows.items(), key=lambda kv: (order.get(docs[kv[0][0]], 1e9), kv[0][0])):
+    for cells in rows:
         row = nodes.row()
-        doc = docs[page]
-        title = app.env.titles[doc].astext() if doc in app.env.titles else page
-        if doc is None:
-            link = nodes.Text(page)
-        else:
-            link = nodes.reference("", title, internal=True, refuri=app.builder.get_relative_uri(fromdocname, doc))
-        row += nodes.entry("", nodes.paragraph("", "", link))
-        row += nodes.entry("", nodes.paragraph(text=name))
-        for c in cols[2:]:
-            r = cells.get(c)
-            if r is None:
-                row += nodes.entry("", nodes.paragraph(text=""))
-                continue
-            text = f"{_fmt(r['measured'])} ≤ {_fmt(r['tolerance'])}"
-            row += nodes.entry("", nodes.paragraph(text=text), classes=["rbdyn-pass" if r["passed"] else "rbdyn-fail"])
+        for content, cls in cells:
+            para = content if isinstance(content, nodes.paragraph) else nodes.paragraph(text=content)
+            row += nodes.entry("", para, classes=list(cls))
         body += row
     wrap = nodes.container(classes=["rbdyn-matrix-wrap"])
     wrap += table
     return wrap
+
+
+def _link(app, fromdocname, doc, title, anchor=""):
+    uri = app.builder.get_relative_uri(fromdocname, doc) + (f"#{anchor}" if anchor else "")
+    return nodes.paragraph("", "", nodes.reference("", title, internal=True, refuri=uri))
+
+
+def _acceptance_anchor(app, doc):
+    """The id of the page's "Acceptance" section, where its checks are made ("" if none)."""
+    try:
+        doctree = app.env.get_doctree(doc)
+    except Exception:  # a page Sphinx did not keep: link to its top
+        return ""
+    for section in doctree.findall(nodes.section):
+        if section.children and section[0].astext().strip().lower() == "acceptance" and section["ids"]:
+            return section["ids"][0]
+    return ""
+
+
+def _matrix(app, fromdocname, records):
+    """The summary (one row per page, one column per scheme: checks passed of made, the smallest
+    margin) and, per page, the full list of its checks folded in a dropdown."""
+    schemes = sorted({r["scheme"] for r in records if r["scheme"]}, key=_scheme_order(app))
+    cols = schemes + ["(set-up)"]
+    by_page = {}
+    for r in records:
+        by_page.setdefault(r["page"], []).append(r)
+    order = {doc: k for k, doc in enumerate(_toc_order(app))}
+    docs = {page: _docname(app, page) for page in by_page}
+    pages = sorted(by_page, key=lambda page: (order.get(docs[page], 1e9), page))
+
+    def title(page):
+        doc = docs[page]
+        return app.env.titles[doc].astext() if doc in app.env.titles else page
+
+    summary_rows = []
+    for page in pages:
+        doc = docs[page]
+        link = nodes.paragraph(text=title(page)) if doc is None else \
+            _link(app, fromdocname, doc, title(page), _acceptance_anchor(app, doc))
+        row = [(link, ())]
+        for c in cols:
+            mine = [r for r in by_page[page] if (r["scheme"] or "(set-up)") == c]
+            if not mine:
+                row.append(("", ()))
+                continue
+            passed = sum(r["passed"] for r in mine)
+            margins = [m for m in (margin(r) for r in mine) if m is not None]
+            text = f"{passed}/{len(mine)}" + (f" {_margin_text(min(margins))}" if margins else "")
+            row.append((text, ("rbdyn-pass" if passed == len(mine) else "rbdyn-fail",)))
+        summary_rows.append(row)
+    out = [_table(["benchmark"] + cols, summary_rows)]
+    note = nodes.paragraph(text=f"{sum(r['passed'] for r in records)} of {len(records)} checks passed on "
+                                f"{len(pages)} pages. A cell: the checks passed of those made, and the smallest "
+                                "margin among them (tolerance ÷ measured value; yes/no checks have none).")
+    out.insert(0, note)
+    for page in pages:
+        rows = {}
+        for r in by_page[page]:
+            rows.setdefault(r["name"], {})[r["scheme"] or "(set-up)"] = r
+        detail_rows = []
+        for name, cells in rows.items():
+            row = [(name, ())]
+            for c in cols:
+                r = cells.get(c)
+                if r is None:
+                    row.append(("", ()))
+                    continue
+                text = f"{_fmt(r['measured'])} ≤ {_fmt(r['tolerance'])} {_margin_text(margin(r))}".rstrip()
+                row.append((text, ("rbdyn-pass" if r["passed"] else "rbdyn-fail",)))
+            detail_rows.append(row)
+        mine = by_page[page]
+        failed = sum(not r["passed"] for r in mine)
+        fold = nodes.admonition(classes=["dropdown", "rbdyn-matrix-page"])
+        fold += nodes.title(text=f"{title(page)}: {len(mine)} checks, "
+                                 + ("all passed" if not failed else f"{failed} FAILED"))
+        fold += _table(["check"] + cols, detail_rows)
+        out.append(fold)
+    return out
 
 
 def _scheme_order(app):
@@ -168,14 +250,17 @@ def _resolve(app, doctree, fromdocname):
         if not records:
             node.replace_self(nodes.paragraph(text="(no acceptance checks were recorded: RBDYN_CHECKS_DIR unset)"))
             continue
-        node.replace_self(_table(app, fromdocname, records))
+        node.replace_self(_matrix(app, fromdocname, records))
 
 
 def _write_outputs(app, exception):
     if exception is not None or app.builder.format != "html":
         return
     records = _records(app)
-    Path(app.outdir, "validation-matrix.json").write_text(json.dumps(records, indent=1), encoding="utf-8")
+    from stamp import load_stamp  # the stamp of the code, as under every page (book/_ext/stamp.py)
+
+    document = {"stamp": load_stamp().stamp(), "records": records}
+    Path(app.outdir, "validation-matrix.json").write_text(json.dumps(document, indent=1), encoding="utf-8")
     static = Path(app.outdir, "_static")
     static.mkdir(exist_ok=True)
     (static / "rbdyn-matrix.css").write_text(_CSS, encoding="utf-8")
