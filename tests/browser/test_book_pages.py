@@ -2,7 +2,9 @@
 
 For each page: it loads without console errors, failed requests or any request off 127.0.0.1;
 every image has loaded; every formula is typeset by MathJax; no "??", unresolved reference or
-error traceback shows; the header has the download and launch buttons its kind of page needs.
+error traceback shows; the header has the download and launch buttons its kind of page needs; the
+page is no wider than the window (wide tables scroll inside the text column); every page with a
+source ends in the stamp of the code that computed it, with the digest of rbdyn's sources now.
 A full-page screenshot goes to ``_build/screenshots/<page path without .html>.png`` (taken before
 the checks, so a failing page has one too). All failed checks of a page are reported together.
 """
@@ -63,7 +65,9 @@ TRACEBACK_TEXT = "Traceback (most recent call last)"
 ERROR_OUTPUTS = ".output.traceback, .output.stderr"  # failures if their text has "Error"
 
 # The checks, in the order a page's failures are reported.
-CHECKS = ("load", "network", "requests", "console", "images", "math", "references", "tracebacks", "buttons")
+CHECKS = ("load", "network", "requests", "console", "images", "math", "references", "tracebacks", "buttons", "width",
+          "stamp")
+STAMP = ".rbdyn-stamp"
 
 TIMEOUT_MS = 15_000  # navigation, MathJax, images: per step
 # ================================================================================================
@@ -108,6 +112,9 @@ INSPECT = """([errorOutputs]) => {
                         .map(m => snippet(m.textContent, 80)),
         mathErrors: [...document.querySelectorAll("mjx-merror")]
                         .map(e => e.getAttribute("data-mjx-error") || snippet(e.textContent, 80)),
+        scrollWidth: document.documentElement.scrollWidth,
+        innerWidth: window.innerWidth,
+        stamp: [...document.querySelectorAll(".rbdyn-stamp")].map(e => e.innerText),
         unlinkedXrefs: [...document.querySelectorAll(".xref")].filter(e => !e.closest("a"))
                         .map(e => ({text: snippet(e.textContent, 80), cls: e.className})),
         errorOutputs: [...document.querySelectorAll(errorOutputs)]
@@ -141,6 +148,13 @@ def page_kind(book_html, rel):
         if end > 0 and re.search(r"^kernelspec\s*:", text[3:end], re.M):
             return "notebook"
     return "text"
+
+
+def rbdyn_digest():
+    """The short digest of rbdyn's sources now (what ``rbdyn --version`` prints)."""
+    from rbdyn import _stamp
+
+    return _stamp.short_digest()
 
 
 def around(text, index, width=40):
@@ -285,6 +299,18 @@ def test_page(page_path, prerequisite_problems, book_html, screenshot_dir, reque
             for href in hrefs:
                 if urlsplit(href).hostname in LOCAL_HOSTS and (status := http_status(href)) != 200:
                     found.add("buttons", f"{name!r} links to {href}: HTTP {status}")
+
+    # -- width: nothing makes the page scroll sideways
+    if dom["scrollWidth"] > dom["innerWidth"]:
+        found.add("width", f"the page is {dom['scrollWidth']} px wide in a {dom['innerWidth']} px window")
+
+    # -- the stamp of the code (book/_ext/stamp.py), with the digest of rbdyn's sources as they are
+    if kind != "generated":
+        digest = rbdyn_digest()
+        if len(dom["stamp"]) != 1:
+            found.add("stamp", f"{len(dom['stamp'])} stamps ({STAMP}) on the page, not one")
+        elif f"sources {digest}" not in dom["stamp"][0]:
+            found.add("stamp", f"the stamp does not name the sources {digest}: {dom['stamp'][0]!r}")
 
     # -- console errors and failed requests (last: collected while all of the above ran)
     for msg in console:
