@@ -110,7 +110,7 @@ class Constraint:
     size the packed data and the schemes' scratch: at most :data:`MAX_ROWS` (6) residual rows
     (``n_eq``), at most :data:`DATA_WIDTH` (24) numbers in its :meth:`data` row, and at most
     :data:`SCRATCH_VECTORS` (8) vectors of 3 of the scratch ``s``. A kind that needs more raises
-    the limit in ``rbdyn/constraints/_base.py``; ``tests/test_constraint_kinds.py`` checks every
+    the limit in ``rbdyn/constraints/base.py``; ``tests/test_constraint_kinds.py`` checks every
     registered kind against them. :meth:`random_keys` gives the tests a valid random instance.
 
     Parameters

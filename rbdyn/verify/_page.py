@@ -215,6 +215,8 @@ class Tolerances(Mapping):
     **entries : Tolerance or tuple
         ``name=(value, unit, reason)`` or ``name=(value, unit, reason, spec)``.
 
+    Notes
+    -----
     ``TOL[name]`` is the value (a float, or a mapping per scheme); :meth:`check` asserts a
     measurement against it and records the check for the validation matrix.
     """
