@@ -29,7 +29,7 @@ Two forms of the same algebra:
   (a 3-vector of 3, a 3x3 matrix of 9, row by row), for the schemes' inner loops: numba keeps
   them in registers, so a step allocates nothing, and no array crosses a call there, so nothing
   is reference-counted. They are short and straight-line, and numba copies them into their
-  callers (:func:`rbdyn._compile.njit_inline`).
+  callers (``rbdyn._compile.njit_inline``).
 
 References
 ----------

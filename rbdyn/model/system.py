@@ -1,5 +1,5 @@
 """A mechanical system: bodies, loads, constraints and gravity, checked as a whole and packed
-into the arrays the compiled steps read (:mod:`rbdyn.model.arrays`)."""
+into the arrays the compiled steps read (``rbdyn.model.arrays``)."""
 
 from __future__ import annotations
 
@@ -147,7 +147,7 @@ class System:
     Loads and constraints name their bodies; unknown names are an
     :class:`~rbdyn.InputError`. ``System.model`` holds the named arrays the
     compiled steps read (a named tuple ``Model`` of ``Bodies``, ``Loads`` and
-    ``Constraints``, declared in :mod:`rbdyn.model.arrays` and :mod:`rbdyn.constraints.assembly`);
+    ``Constraints``, declared in ``rbdyn.model.arrays`` and ``rbdyn.constraints.assembly``);
     ``System.kernel_model`` the same as the plain tuples a kernel takes.
     """
 
@@ -268,7 +268,7 @@ class System:
 
     @functools.cached_property
     def kernel_model(self) -> tuple:
-        """:attr:`model` as the plain tuples a compiled kernel takes (:func:`rbdyn._compile.plain`)."""
+        """``model`` as the plain tuples a compiled kernel takes (``rbdyn._compile.plain``)."""
         return plain(self.model)
 
     def initial_state(self):

@@ -41,8 +41,8 @@ def _glue(name: str, value) -> None:
 
 
 def put(name: str, value) -> None:
-    """Glue a number for the prose, as a plain ``int`` or ``float`` (so that a format spec such
-    as ``{glue:text}`name:.2e``` applies)."""
+    """Glue a number for the prose, as a plain ``int`` or ``float`` (so that the prose's format
+    spec, such as ``.2e`` after the key in a ``glue:text`` role, applies)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"put({name!r}, ...) takes a real number, got {type(value).__name__}; "
                         "use put_text or put_markdown")
@@ -50,12 +50,13 @@ def put(name: str, value) -> None:
 
 
 def put_text(name: str, text: str) -> None:
-    """Glue a plain string (shown verbatim with ``{glue:text}`name```)."""
+    """Glue a plain string (shown verbatim by a ``glue:text`` role)."""
     _glue(name, str(text))
 
 
 def put_markdown(name: str, text: str) -> None:
-    """Glue a piece of Markdown (code, math, links), shown with ``{glue:md}`name:myst```."""
+    """Glue a piece of Markdown (code, math, links), shown by a ``glue:md`` role with the ``myst``
+    format."""
     from IPython.display import Markdown
 
     _glue(name, Markdown(str(text)))
