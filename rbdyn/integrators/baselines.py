@@ -8,6 +8,7 @@ form of the equations of motion. The compiled steps are :mod:`rbdyn.kernels.base
 from __future__ import annotations
 
 import dataclasses
+from typing import ClassVar
 
 from .base import Scheme
 
@@ -15,7 +16,31 @@ __all__ = ["SymplecticEuler", "RK4"]
 
 
 @dataclasses.dataclass(frozen=True)
-class SymplecticEuler(Scheme):
+class _Baseline(Scheme):
+    """What the two baselines share: no settings, the carried state ``(x, R, v, W)`` alone, and a
+    kernel in :mod:`rbdyn.kernels.baselines` named by ``kernel_name``."""
+
+    kernel_name: ClassVar[str]
+
+    @staticmethod
+    def compiled():
+        from ..kernels import baselines
+
+        return baselines
+
+    @classmethod
+    def kernel(cls):
+        return getattr(cls.compiled(), cls.kernel_name)
+
+    def params(self):
+        return self.compiled().BaselineParams(none=0)
+
+    def init(self, system, state):
+        return self.compiled().initial_state(state)
+
+
+@dataclasses.dataclass(frozen=True)
+class SymplecticEuler(_Baseline):
     """Semi-implicit (symplectic) Euler as robotics engines implement it.
 
     One step of size ``h``, loads at the start of the step:
@@ -43,25 +68,11 @@ class SymplecticEuler(Scheme):
     conserves = frozenset({"linear momentum", "quaternion norm", "orthonormality"})
     energy = "not conserved"
     symmetric = False
-    @staticmethod
-    def compiled():
-        from ..kernels import baselines
-
-        return baselines
-
-    @classmethod
-    def kernel(cls):
-        return cls.compiled().symplectic_euler_advance
-
-    def params(self):
-        return self.compiled().BaselineParams(none=0)
-
-    def init(self, system, state):
-        return self.compiled().initial_state(state)
+    kernel_name = "symplectic_euler_advance"
 
 
 @dataclasses.dataclass(frozen=True)
-class RK4(Scheme):
+class RK4(_Baseline):
     """Classical fourth-order Runge–Kutta on (x, q, v, omega_body).
 
     The rates are ``x' = v``, ``q' = q ⊗ [0, W]/2``, ``v' = f/m``,
@@ -84,18 +95,4 @@ class RK4(Scheme):
     conserves = frozenset({"linear momentum", "quaternion norm", "orthonormality"})
     energy = "not conserved"
     symmetric = False
-    @staticmethod
-    def compiled():
-        from ..kernels import baselines
-
-        return baselines
-
-    @classmethod
-    def kernel(cls):
-        return cls.compiled().rk4_advance
-
-    def params(self):
-        return self.compiled().BaselineParams(none=0)
-
-    def init(self, system, state):
-        return self.compiled().initial_state(state)
+    kernel_name = "rk4_advance"
