@@ -1,7 +1,10 @@
 """The schemes against the book's literature table (``rbdyn.verify.literature``).
 
-Two kinds of test:
+Three kinds of test:
 
+* the provenance: every entry of the table (each column, and each conservation property listed
+  or not) is cited (a key of ``references.bib`` and where in it) or derived here (a page of
+  ``_toc.yml`` and the label of the section that derives and measures it);
 * the binding: every registered scheme has a row, and each declared class
   attribute equals the table, so that editing a scheme's declared order,
   ``conserves`` set, energy behaviour or symmetry alone fails here;
@@ -12,11 +15,15 @@ Two kinds of test:
 Expectations come from the table only, never from the class attributes.
 """
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import rbdyn
 from rbdyn import so3, verify
+from rbdyn.verify._literature import PROVENANCE, Cited, Derived, Provenances
 
 TABLE = verify.literature()
 NAMES = list(rbdyn.schemes())
@@ -39,14 +46,64 @@ def test_declared_attributes_equal_the_table(name):
     assert cls.symmetric == row.symmetric
 
 
-def test_table_cites_known_bibliography_keys():
-    from pathlib import Path
+ROOT = Path(__file__).resolve().parents[1]
+BIB = (ROOT / "references.bib").read_text(encoding="utf-8")
+TOC = (ROOT / "_toc.yml").read_text(encoding="utf-8")
 
-    bib = (Path(__file__).resolve().parents[1] / "references.bib").read_text(encoding="utf-8")
+
+def test_table_cites_known_bibliography_keys():
     for row in TABLE.values():
         assert row.citations, row.name
         for key in row.citations:
-            assert "{" + key + "," in bib, (row.name, key)
+            assert "{" + key + "," in BIB, (row.name, key)
+
+
+# -- where every entry comes from: cited (a key of references.bib and where in it) or derived here
+# (a page of the book and the section that derives and measures it) -----------------------------
+
+
+def test_every_row_has_a_provenance_and_only_the_rows():
+    assert set(PROVENANCE) == set(TABLE)
+    for name, row in TABLE.items():
+        assert isinstance(row.provenance, Provenances), name
+
+
+@pytest.mark.parametrize("name", list(TABLE))
+def test_every_entry_is_cited_or_derived(name):
+    """Every column of the row, and every conservation property (listed or not), has one
+    provenance: a Cited with a source and a place in it, or a Derived with a page, a section and
+    what it does."""
+    entries = TABLE[name].provenance.entries()
+    assert [c for c, _ in entries] == ["order", "order with constraints", "implicit", *verify.PROPERTIES,
+                                       "energy over long times", "energy with constraints", "symmetric"]
+    for column, prov in entries:
+        assert isinstance(prov, (Cited, Derived)), (name, column, prov)
+        fields = (prov.source, prov.where) if isinstance(prov, Cited) else (prov.page, prov.label, prov.how)
+        assert all(isinstance(f, str) and f.strip() for f in fields), (name, column, prov)
+
+
+def test_provenances_refuse_a_missing_conservation_property():
+    p = TABLE["rk4"].provenance
+    with pytest.raises(ValueError, match="one provenance per property"):
+        Provenances(p.order, p.constrained_order, p.implicit, {"energy": p.energy}, p.energy, p.constrained_energy,
+                    p.symmetric)
+
+
+@pytest.mark.parametrize("name", list(TABLE))
+def test_cited_sources_are_bibliography_keys(name):
+    for column, prov in TABLE[name].provenance.entries():
+        if isinstance(prov, Cited):
+            assert "{" + prov.source + "," in BIB, (name, column, prov.source)
+
+
+@pytest.mark.parametrize("name", list(TABLE))
+def test_derived_pages_are_in_the_book_with_their_section(name):
+    """A derived entry names a page of _toc.yml and a label that page defines."""
+    for column, prov in TABLE[name].provenance.entries():
+        if isinstance(prov, Derived):
+            assert re.search(rf"^\s*- file: book/{re.escape(prov.page)}\s*$", TOC, re.M), (name, column, prov.page)
+            text = (ROOT / "book" / f"{prov.page}.md").read_text(encoding="utf-8")
+            assert re.search(rf"^\({re.escape(prov.label)}\)=$", text, re.M), (name, column, prov.page, prov.label)
 
 
 # -- runs built to test one property each -----------------------------------------------------------
