@@ -10,14 +10,16 @@ The public API is flat::
 
 ``rbdyn.so3`` holds the rotation-group maps; ``rbdyn.exact`` closed-form
 reference solutions; ``rbdyn.verify`` the verification toolkit; ``rbdyn.schemes()`` lists the
-time-stepping schemes; ``rbdyn.load_scenario`` reads a scenario file.
+time-stepping schemes; ``rbdyn.load_scenario`` reads a scenario file; ``rbdyn.study`` runs a grid
+of schemes and steps of a scenario (convergence, work–precision, ensembles), here or on a Dask
+cluster.
 
 Each name is imported from the module that defines it when it is first used: ``import rbdyn``
 loads neither numba nor the compiled kernels, so that listing schemes and scenarios, or a
 command line's ``--help``, starts at once. The layers, bottom up: ``so3``; ``model/`` (bodies,
 loads, systems and their arrays); ``constraints/`` (the kinds and their assembly); ``driver/``
 (what a run records); ``kernels/`` (the compiled steps); ``integrators/`` (the schemes' settings);
-``simulation`` (:func:`simulate`); ``scenario_files``; ``cli``.
+``simulation`` (:func:`simulate`); ``scenario_files``; ``studies`` (:func:`study`); ``cli``.
 """
 
 from __future__ import annotations
@@ -66,6 +68,8 @@ _WHERE = {
     "Scenario": "rbdyn.scenario_files",
     "load_scenario": "rbdyn.scenario_files",
     "builtin_scenarios": "rbdyn.scenarios",
+    "study": "rbdyn.studies",
+    "StudyResult": "rbdyn.studies",
 }
 
 __all__ = [*_WHERE, "InputError", "NumericalError"]

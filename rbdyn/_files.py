@@ -1,4 +1,9 @@
-"""Output files written atomically: a temporary file beside the target, renamed into place when complete."""
+"""Output files written atomically: a temporary file beside the target, renamed into place when complete.
+
+A character device or a named pipe (``/dev/null``, ``/dev/stdout``, a FIFO) cannot be replaced
+and holds nothing to protect: it is written in place, after every regular output of the same
+command is complete (:func:`write_all`). A directory, a socket or a block device is refused.
+"""
 
 from __future__ import annotations
 
@@ -33,6 +38,71 @@ def check_regular(target: Path) -> None:
     if not stat.S_ISREG(st.st_mode):
         raise OSError(errno.EEXIST, "exists and is not a regular file (a device, FIFO, socket or directory); "
                                     "name a regular file")
+
+
+def is_stream(target) -> bool:
+    """Whether ``target`` exists and is a character device or a named pipe (FIFO): an output that
+    is written in place (:func:`write_in_place`), never replaced."""
+    try:
+        mode = os.stat(target).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+
+
+def check_output(target) -> None:
+    """Raise OSError unless ``target`` is absent, a regular file, or a stream (:func:`is_stream`)."""
+    if not is_stream(target):
+        check_regular(Path(target))
+
+
+def write_in_place(target, write, binary: bool = False) -> None:
+    """``write(file)`` into the character device or named pipe ``target``, opened as it is (no
+    temporary file, no rename, nothing created or truncated). A named pipe that no process reads
+    is an error (ENXIO), not a wait for a reader that may never come."""
+    fd = os.open(target, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        os.set_blocking(fd, True)  # non-blocking only to open: a slow reader is waited for
+        fh = os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"}))
+    except BaseException:
+        os.close(fd)
+        raise
+    with fh:
+        write(fh)
+
+
+def write_all(files) -> None:
+    """Write each ``(target, write, binary)`` of ``files`` and make them visible together: every
+    regular target to a temporary file beside it (:func:`write_beside`), then every stream in place
+    (:func:`write_in_place`), then the renames. A failure leaves every regular target as it was and
+    no temporary file; the OSError raised has ``filename`` set to the target it concerns."""
+    pending = []
+    try:
+        for target, write, binary in files:
+            if not is_stream(target):
+                try:
+                    pending.append((write_beside(target, write, binary), target))
+                except OSError as exc:
+                    exc.filename = str(target)
+                    raise
+        for target, write, binary in files:
+            if is_stream(target):
+                try:
+                    write_in_place(target, write, binary)
+                except OSError as exc:
+                    exc.filename = str(target)
+                    raise
+        while pending:
+            tmp, target = pending[0]
+            try:
+                os.replace(tmp, target)
+            except OSError as exc:
+                exc.filename = str(target)
+                raise
+            pending.pop(0)
+    finally:
+        for tmp, _ in pending:
+            discard(tmp)
 
 
 def write_atomically(target, write, binary: bool = False) -> None:

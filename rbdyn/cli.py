@@ -4,40 +4,55 @@
 ``rbdyn show NAME`` prints a built-in scenario file (to copy and edit);
 ``rbdyn run SCENARIO [options]`` runs a scenario and writes CSV, and with
 ``--plot FILE.png`` a figure of energy, momentum and constraint residual over
-time in the book's style (:func:`rbdyn.plotting.plot_run`).
+time in the book's style (:func:`rbdyn.plotting.plot_run`);
+``rbdyn study SCENARIO --schemes A,B --dt H1,H2,... [options]`` runs a grid of
+schemes and steps (:func:`rbdyn.study`) on every core or on a Dask scheduler
+(``--scheduler ADDRESS``) and writes one CSV row per run, a JSON of the
+settings and the stamp of the code, and with ``--plot`` a work–precision figure.
 
 Exit status (the contract, see :mod:`rbdyn._errors`):
 
-* 0: the run finished and every number written is finite;
+* 0: the run finished and every number written is finite (a study: every run
+  finished, and every number of a row not marked failed is finite; a run that
+  fails numerically is a row with ``status`` "failed: ..." and error nan);
 * 2: invalid input (file, option, value): one line on stderr,
   ``rbdyn: error: FIELD: what is wrong, what is allowed``;
 * 1: a numerical failure of a valid input: one line naming the time, the
   step and the cause; ``--out`` is left as it was, and the rows computed
-  before the failure are written to ``NAME.partial.csv`` beside it;
+  before the failure are written to ``NAME.partial.csv`` beside it (a study:
+  every run failed; the outputs are left as they were, the rows stay in the
+  journal ``OUT.journal``);
 * 3: anything else, "internal error, please report" (the traceback with
   ``--debug`` or the environment variable ``RBDYN_DEBUG=1``);
-* 130: interrupted (Ctrl-C): one line, and no output file written or changed.
+* 130: interrupted (Ctrl-C): one line, and no output file written or changed
+  (a study keeps its finished runs in its journal: the same command resumes it).
 
 Outputs (``--out``, ``--plot``) are written to temporary files in the same
 directory and renamed into place only when both are complete: a figure that
 cannot be drawn or written leaves a previous ``--out`` as it was. After a
 failure the figure is not written; after a finished run, the partial file of
-an earlier failed one (``NAME.partial.csv``) is removed.
+an earlier failed one (``NAME.partial.csv``) is removed. ``--out -`` is
+standard output; an ``--out`` that is a character device or a named pipe
+(``/dev/null``, a FIFO) is written in place, after the other outputs are
+complete (no temporary file, no rename, no partial file); a FIFO must have a
+reader. An ``--out`` ending in a slash names a directory and is refused.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import errno
 import os
 import sys
+import tomllib
 from pathlib import Path
 
 import numpy as np
 
 from ._errors import (EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NUMERICAL, EXIT_OK, InputError,
                       NumericalError, one_line)
-from ._files import check_regular, discard, write_beside
+from ._files import check_output, check_regular, is_stream, write_all
 from .constraints import KINDS
 from .run_length import MAX_STEPS, RunLength
 from .scenarios import builtin_scenario_text, builtin_scenarios
@@ -92,7 +107,8 @@ def _parser() -> argparse.ArgumentParser:
                "1 numerical failure (one line naming the time and the step; --out is kept, the rows before the "
                "failure go to NAME.partial.csv, which a finished run removes); 3 internal error; 130 interrupted "
                "(Ctrl-C). Outputs are written to temporary files and renamed into place when all are complete; "
-               "--out, its partial file and --plot must "
+               "--out - is standard output, an --out that is a device or named pipe is written in place; "
+               "otherwise --out, its partial file and --plot must "
                "be regular files other than the scenario. A run may take at most "
                f"{MAX_STEPS:.0e} steps (t_end/dt), whatever --every is.",
     )
@@ -109,7 +125,8 @@ def _parser() -> argparse.ArgumentParser:
     run_cmd.add_argument("--dt", type=float, help="step size h > 0")
     run_cmd.add_argument("--t-end", type=float, help="duration >= 0")
     run_cmd.add_argument("--every", type=int, help="output every N steps (N >= 1)")
-    run_cmd.add_argument("--out", help="CSV file (default: stdout)")
+    run_cmd.add_argument("--out", help="CSV file; '-' or none: standard output; a device or named pipe is written "
+                                       "in place")
     run_cmd.add_argument("--plot", metavar="FILE", help="also write a figure of energy, momentum and constraint residual "
                                                     f"over time ({', '.join('.' + e for e in PLOT_FORMATS)})")
     run_cmd.add_argument("--no-progress", action="store_true", help="no progress bar on a terminal")
@@ -117,7 +134,47 @@ def _parser() -> argparse.ArgumentParser:
         metavar = "N" if typ is int else ("RHO" if fld.startswith("rho") else "TOL")
         run_cmd.add_argument(opt, dest=f"setting_{fld}", type=typ, metavar=metavar,
                          help=f"setting of {', '.join(sorted(names))}")
+    _study_parser(sub)
     return p
+
+
+def _study_parser(sub) -> None:
+    st = sub.add_parser(
+        "study", help="run a grid of schemes and steps of a scenario: errors, orders, cost (here or on Dask)",
+        description="Run every scheme (and setting, and variant) at every step, measure each run's error against "
+                    "a reference (a closed form or DOP853 reference where the scenario has one, else a reference run), "
+                    "its cost and drifts, and fit each scheme's order of convergence.",
+        epilog="Exit status: 0 every run finished (a run that fails numerically is a row with status 'failed: ...' "
+               "and error nan; every other number is finite); 2 invalid input, one line naming the field and its "
+               "index (--dt[2]: must be > 0), nothing written; 1 every run failed (outputs unchanged, rows kept in "
+               "OUT.journal); 3 internal error; 130 interrupted (the finished runs stay in OUT.journal: the same "
+               "command resumes the study and runs only the rest). Outputs: --out (CSV, one row per run, columns "
+               "scheme, settings, label, variant, dt, t_end, error, status, wall_s, cpu_s, steps, iterations, "
+               "energy_drift, constraint_drift, worker, reference), OUT's name with .json (settings, references, "
+               "fitted orders, the stamp of the code), --plot; written together when the study is complete.")
+    st.add_argument("scenario", help="built-in scenario name or path to a TOML file")
+    st.add_argument("--schemes", help="comma-separated scheme names (default: the file's run.scheme)")
+    st.add_argument("--dt", help="comma-separated steps > 0 (default: the file's run.dt)")
+    st.add_argument("--t-end", type=float, help="duration > 0 (default: the file's run.t_end)")
+    st.add_argument("--setting", action="append", default=[], metavar="SCHEME.FIELD=V1,V2",
+                    help="a scheme's setting, one value or several (each a run), e.g. gen_alpha.rho_inf=0.5,0.9; "
+                         "repeat for more")
+    st.add_argument("--override", action="append", default=[], metavar="NAME:KEY=VALUE",
+                    help="a named variant of the scenario: a key of its file (dotted, arrays of tables indexed) and a "
+                         "TOML value, e.g. fast:body[0].omega_body=[0.1,6.0,0.1]; repeat (one NAME, several keys; "
+                         "several NAMEs, several variants)")
+    st.add_argument("--reference", default="auto", metavar="auto|run|SCHEME@DT",
+                    help="what errors are measured against: auto (a closed form or DOP853 reference where the "
+                         "scenario has one, else a reference run), run (the most accurate scheme at a quarter of the "
+                         "smallest step), or SCHEME@DT (that reference run)")
+    st.add_argument("--out", help="CSV file (its .json beside it; the journal OUT.journal while it runs); "
+                                  "'-' or none: standard output, no JSON, no resuming")
+    st.add_argument("--plot", metavar="FILE", help="also write a figure of error against wall time and against the "
+                                                   f"step ({', '.join('.' + e for e in PLOT_FORMATS)})")
+    st.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask scheduler (tcp://host:8786): the runs go to "
+                                                          "its workers")
+    st.add_argument("--workers", type=int, help="local processes (default: one per core; 1: this process)")
+    st.add_argument("--no-progress", action="store_true", help="no progress bar on a terminal")
 
 
 def _list(out):
@@ -185,8 +242,8 @@ def _run(args):
         length = RunLength(dt, t_end, every)
     except InputError as err:
         raise _run_arg_error(err, args, scenario) from None
-    target = _out_target(args, scenario) if args.out is not None else None  # before a long run, not after it
-    partial = _partial_target(target, scenario) if target is not None else None
+    target = _out_target(args, scenario) if args.out not in (None, "-") else None  # before a long run, not after it
+    partial = _partial_target(target, scenario) if target is not None and not is_stream(target) else None
     figure = _plot_target(args, target, scenario) if args.plot is not None else None
     failure = None
     try:
@@ -198,9 +255,9 @@ def _run(args):
     if failure is None:
         _write_outputs(traj, target, partial, figure, scenario.name)
         return
-    if target is None:
-        raise NumericalError(failure.t, failure.step, failure.reason + "; no rows written (give --out to keep the rows "
-                                                                         "before the failure)", traj)
+    if partial is None:
+        raise NumericalError(failure.t, failure.step, failure.reason + "; no rows written (give --out FILE to keep the "
+                                                                         "rows before the failure)", traj)
     _write_files([(partial, "--out", False, traj.to_csv)])
     raise NumericalError(failure.t, failure.step, f"{failure.reason}; {target.name} left unchanged, the rows before "
                                                   f"the failure are in {partial.name}", traj)
@@ -209,7 +266,11 @@ def _run(args):
 def _out_target(args, scenario) -> Path:
     """The resolved --out path, refused unless it is a new or existing file in a writable directory."""
     if not args.out:
-        raise InputError("--out", "must name a file (or leave --out out to write to standard output)", "arguments")
+        raise InputError("--out", "must name a file (or - for standard output)", "arguments")
+    if args.out.endswith(("/", os.sep)):
+        raise InputError("--out", f"{args.out!r} ends in a slash, which names a directory; name a file", "arguments")
+    if is_stream(args.out):  # a device or named pipe, by the name given: /dev/stdout resolves to no path
+        return Path(os.path.abspath(args.out))
     try:
         target = Path(args.out).resolve()
         ok = not target.is_dir() and target.parent.is_dir() and os.access(target.parent, os.W_OK)
@@ -219,7 +280,10 @@ def _out_target(args, scenario) -> Path:
         raise InputError("--out", f"cannot write {args.out!r}: not a file in an existing, writable directory", "arguments")
     if _is_scenario(target, scenario):
         raise InputError("--out", "is the scenario file itself; choose another file", "arguments")
-    _check_regular(target, "--out", repr(args.out))
+    try:  # a device or a named pipe is written in place; a directory or socket is refused
+        check_output(target)
+    except OSError as exc:
+        raise InputError("--out", f"{args.out!r} {exc.strerror}", "arguments") from None
     return target
 
 
@@ -305,31 +369,136 @@ def _write_outputs(traj, target, partial, figure, title) -> None:
 
 def _write_files(files) -> None:
     """Write each ``(target, option, binary, write)``: ``write(file)`` into a temporary file beside
-    ``target`` (:func:`rbdyn._files.write_beside`), and rename them all into place only once every
-    one is complete, so that one that fails (a figure that cannot be drawn, a full disk) leaves
+    ``target``, and rename them all into place only once every one is complete
+    (:func:`rbdyn._files.write_all`; a device or named pipe is written in place, after the others
+    are complete), so that one that fails (a figure that cannot be drawn, a full disk) leaves
     every previous target as it was. An error names the option; no temporary file is left."""
-    pending = []
+    options = {str(target): (target, option) for target, option, _, _ in files}
     try:
-        for target, option, binary, write in files:
-            try:
-                pending.append((write_beside(target, write, binary), target, option))
-            except OSError as exc:
-                raise _unwritten(target, option, exc) from None
-        while pending:
-            tmp, target, option = pending[0]
-            try:
-                os.replace(tmp, target)
-            except OSError as exc:
-                raise _unwritten(target, option, exc) from None
-            pending.pop(0)
-    finally:
-        for tmp, _, _ in pending:
-            discard(tmp)
+        write_all([(target, write, binary) for target, _, binary, write in files])
+    except OSError as exc:
+        target, option = options.get(exc.filename, (Path(exc.filename or "output"), "output"))
+        raise _unwritten(target, option, exc) from None
 
 
 def _unwritten(target: Path, option: str, exc: OSError) -> InputError:
+    if is_stream(target):
+        why = "the named pipe has no reader; start the reader first" if exc.errno == errno.ENXIO else \
+            (exc.strerror or str(exc))
+        return InputError(option, f"cannot write {target}: {why}", "output")
     return InputError(option, f"cannot write {target.name}: {exc.strerror or exc}; any previous {target.name} "
                               "is unchanged", "output")
+
+
+# -- rbdyn study -----------------------------------------------------------------------------------
+#: The API's field names (rbdyn.study) and the options that set them.
+_STUDY_OPTIONS = {"schemes": "--schemes", "dt": "--dt", "t_end": "--t-end", "settings": "--setting",
+                  "overrides": "--override", "reference": "--reference", "scheduler": "--scheduler",
+                  "workers": "--workers", "out": "--out", "plot": "--plot"}
+
+
+def _study_option(err: InputError) -> InputError:
+    """An error of rbdyn.study named by the option it came from (``dt[2]`` is ``--dt[2]``); one
+    of the scenario file (a variant's key, a setting) keeps its source."""
+    if err.source and err.source != "arguments":
+        return err
+    head = err.field.split(".", 1)[0].split("[", 1)[0]
+    if head not in _STUDY_OPTIONS:
+        return err
+    rest = err.field[len(head):]
+    if head == "settings":
+        rest = " " + rest.lstrip(".")
+    elif head == "overrides":
+        rest = " " + rest
+    return InputError(_STUDY_OPTIONS[head] + rest, err.message, "arguments")
+
+
+def _split(text: str, option: str) -> list[str]:
+    items = [item.strip() for item in text.split(",")]
+    for i, item in enumerate(items):
+        if not item:
+            raise InputError(f"{option}[{i}]", f"is empty; give a comma-separated list such as {option} A,B",
+                             "arguments")
+    return items
+
+
+def _toml_value(text: str, option: str):
+    """A value as a scenario file writes it (``0.5``, ``[0.1, 5.0, 0.1]``, ``"name"``)."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        raise InputError(option, f"{text!r} is not a TOML value (a number, a string in quotes, an array such as "
+                                 "[0.1, 5.0, 0.1])", "arguments") from None
+
+
+def _study_args(args) -> dict:
+    kw = {"t_end": args.t_end}
+    if args.schemes is not None:
+        kw["schemes"] = _split(args.schemes, "--schemes")
+    if args.dt is not None:
+        dts = []
+        for i, item in enumerate(_split(args.dt, "--dt")):
+            try:
+                dts.append(float(item))
+            except ValueError:
+                raise InputError(f"--dt[{i}]", f"not a number: {item!r}; give steps > 0 such as 4e-3,2e-3,1e-3",
+                                 "arguments") from None
+        kw["dt"] = dts
+    settings = {}
+    for item in args.setting:
+        name, dot, rest = item.partition(".")
+        fld, eq, values = rest.partition("=")
+        if not (dot and eq and name and fld and values):
+            raise InputError("--setting", f"{item!r} is not SCHEME.FIELD=V1,V2 (e.g. gen_alpha.rho_inf=0.5,0.9)",
+                             "arguments")
+        parsed = [_toml_value(v, f"--setting {name}.{fld}[{j}]") for j, v in enumerate(_split(values, "--setting"))]
+        settings.setdefault(name, {})[fld] = parsed
+    kw["settings"] = settings or None
+    variants = {}
+    for item in args.override:
+        name, colon, rest = item.partition(":")
+        key, eq, value = rest.partition("=")
+        if not (colon and eq and name and key.strip()):
+            raise InputError("--override", f"{item!r} is not NAME:KEY=VALUE (e.g. fast:body[0].omega_body=[0.1,6.0,0.1])",
+                             "arguments")
+        variants.setdefault(name, {})[key.strip()] = _toml_value(value.strip(), f"--override [{name}].{key.strip()}")
+    kw["overrides"] = variants or None
+    ref = args.reference
+    if ref not in ("auto", "run"):
+        scheme, at, dt = ref.partition("@")
+        try:
+            kw["reference"] = (scheme, float(dt)) if at else ref
+        except ValueError:
+            raise InputError("--reference", f"{ref!r}: the step after @ is not a number; give auto, run or SCHEME@DT "
+                                            "(e.g. rig_imp@1e-4)", "arguments") from None
+    else:
+        kw["reference"] = ref
+    kw["scheduler"], kw["workers"] = args.scheduler, args.workers
+    kw["progress"] = False if args.no_progress else None
+    return kw
+
+
+def _study(args) -> None:
+    from .studies import study  # numpy, the model, the references: only to run a study
+
+    kw = _study_args(args)
+    out = args.out
+    if out is not None and out != "-":
+        kw["out"] = out
+    if args.plot is not None:
+        kw["plot"] = args.plot
+        suffix = Path(args.plot).suffix.lower().lstrip(".")
+        if suffix not in PLOT_FORMATS:
+            raise InputError("--plot", f"must end in one of {', '.join('.' + e for e in PLOT_FORMATS)} "
+                                       f"(got {args.plot!r})", "arguments")
+    try:
+        result = study(args.scenario, **kw)
+    except InputError as err:
+        raise _study_option(err) from None
+    if out is None or out == "-":
+        result.to_csv(sys.stdout)
+    # the summary goes where the CSV does not: stderr when the rows go to a stream (stdout, a pipe)
+    print(result.summary(), file=sys.stderr if out is None or out == "-" or is_stream(out) else sys.stdout)
 
 
 def _main(argv):
@@ -338,6 +507,8 @@ def _main(argv):
         _list(sys.stdout)
     elif args.command == "show":
         sys.stdout.write(builtin_scenario_text(args.name))
+    elif args.command == "study":
+        _study(args)
     else:
         _run(args)
     sys.stdout.flush()
@@ -359,6 +530,13 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # e.g. `rbdyn run ... | head`
         return EXIT_OK
     except KeyboardInterrupt as exc:  # Ctrl-C: outputs are renamed into place only when complete, so none is touched
+        if hasattr(exc, "rbdyn_study"):  # a study keeps its finished runs in its journal
+            done, total, journal = exc.rbdyn_study
+            kept = (f"they are kept in {journal}, and the same command runs only the rest" if journal is not None
+                    else "they are lost (give --out FILE to keep finished runs and resume)")
+            print(f"rbdyn: interrupted after {done} of {total} runs; {kept}; --out and --plot files were not written "
+                  "or changed", file=sys.stderr)
+            return EXIT_INTERRUPTED
         where = f" at t = {exc.rbdyn_t!r} (step {exc.rbdyn_step})" if hasattr(exc, "rbdyn_step") else ""
         print(f"rbdyn: interrupted{where}; --out and --plot files were not written or changed", file=sys.stderr)
         return EXIT_INTERRUPTED

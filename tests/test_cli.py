@@ -12,7 +12,9 @@ it still written); never a traceback.
 from __future__ import annotations
 
 import dataclasses
+import io
 import os
+import stat
 import subprocess
 import sys
 import tomllib
@@ -786,3 +788,81 @@ def test_version_names_the_sources_and_the_libraries(tmp_path):
     shutil.copytree(Path(rbdyn.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
     (copy / "so3.py").write_text((copy / "so3.py").read_text() + "\n# an edit\n")
     assert _stamp.short_digest(copy) != _stamp.short_digest()
+
+
+# ---------------------------------------------------------------------------
+# --out: standard output, devices and named pipes in place, no trailing slash
+# ---------------------------------------------------------------------------
+def _expected_csv(t_end="0.01"):
+    buf = io.StringIO()
+    rbdyn.load_scenario("boxes-simple").run(t_end=float(t_end)).to_csv(buf)
+    return buf.getvalue()
+
+
+def test_out_dash_is_standard_output(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = cli(capsys, "run", "boxes-simple", "--t-end", "0.01", "--out", "-")
+    assert rc == 0 and err == "" and out == _expected_csv()
+    assert list(tmp_path.iterdir()) == []  # no file called "-"
+
+
+def test_out_dev_null_is_written_in_place(capsys, tmp_path, monkeypatch):
+    real_replace = os.replace
+
+    def guarded(src, dst, *a, **k):  # nothing may be renamed onto the device (as root it could be)
+        assert os.path.realpath(dst) != os.devnull, dst
+        return real_replace(src, dst, *a, **k)
+
+    monkeypatch.setattr(os, "replace", guarded)
+    link = tmp_path / "null.csv"
+    link.symlink_to(os.devnull)
+    for target in (os.devnull, str(link)):
+        rc, out, err = cli(capsys, "run", "boxes-simple", "--t-end", "0.01", "--no-progress", "--out", target)
+        assert rc == 0 and out == "" and err == ""
+    assert os.path.realpath(link) == os.devnull and sorted(p.name for p in tmp_path.iterdir()) == ["null.csv"]
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+    # a figure beside it is still written and renamed into place
+    plot = tmp_path / "run.png"
+    rc, out, err = cli(capsys, "run", "boxes-simple", "--t-end", "0.01", "--out", os.devnull, "--plot", plot)
+    assert rc == 0 and plot.read_bytes().startswith(PNG)
+
+
+def test_out_named_pipe_is_written_in_place(capsys, tmp_path):
+    fifo = tmp_path / "rows.csv"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader, so the pipe can be opened for writing
+    try:
+        rc, out, err = cli(capsys, "run", "boxes-simple", "--t-end", "0.01", "--no-progress", "--out", fifo)
+        assert rc == 0 and out == "" and err == ""
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(reader, 65536)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(reader)
+    assert b"".join(chunks).decode() == _expected_csv()
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and sorted(p.name for p in tmp_path.iterdir()) == ["rows.csv"]
+
+
+def test_out_named_pipe_without_a_reader_fails_at_once(capsys, tmp_path):
+    fifo = tmp_path / "rows.csv"
+    os.mkfifo(fifo)
+    rc, out, err = cli(capsys, "run", "boxes-simple", "--t-end", "0.01", "--no-progress", "--out", fifo)
+    line = one_error_line(err)
+    assert rc == 2 and out == "" and "--out" in line and "no reader" in line
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+@pytest.mark.parametrize("name", ["x.csv/", "sub/x.csv/"])
+def test_out_with_a_trailing_slash_is_refused(capsys, tmp_path, monkeypatch, name):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    rc, out, err = cli(capsys, "run", "boxes-simple", "--t-end", "0.01", "--out", name)
+    line = one_error_line(err)
+    assert rc == 2 and out == "" and line.startswith("rbdyn: error: arguments: --out: ") and "slash" in line
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["sub"]
