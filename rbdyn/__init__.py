@@ -55,6 +55,8 @@ _WHERE = {
     "Rod": "rbdyn.constraints",
     "RevoluteJoint": "rbdyn.constraints",
     "FixedJoint": "rbdyn.constraints",
+    "PrismaticJoint": "rbdyn.constraints",
+    "UniversalJoint": "rbdyn.constraints",
     "box_inertia": "rbdyn.model",
     "Scheme": "rbdyn.integrators",
     "schemes": "rbdyn.integrators",

@@ -329,3 +329,92 @@ def test_constrained_kernel_same_without_jit():
         "t.x_com[-1]",
     )
     assert np.abs(plain - compiled).max() < 1e-13
+
+
+# ---------------------------------------------------------------------------
+# the prismatic and universal joints against closed forms
+# ---------------------------------------------------------------------------
+CONSTRAINED = [n for n, c in rbdyn.schemes().items() if c.supports_constraints]
+
+
+@pytest.mark.parametrize("scheme", CONSTRAINED)
+def test_prismatic_slide_under_gravity_is_the_closed_form(scheme):
+    """A box on a prismatic joint to the world along an inclined axis: it slides with the constant
+    acceleration (g . a) a, which every scheme integrates exactly here, and it does not turn."""
+    a = np.array([1.0, 2.0, -2.0]) / 3.0
+    x0, v0, g = np.array([0.1, -0.2, 0.3]), 0.7 * a, np.array([0.0, 0.0, -9.81])
+    R0 = so3.exp(np.array([0.3, -0.2, 0.5]))
+    box = rbdyn.RigidBody("box", 2.0, rbdyn.box_inertia(2.0, (0.3, 0.2, 0.1)), position=x0, velocity=v0,
+                          R_world_body=R0)
+    joint = rbdyn.PrismaticJoint("box", point_body=(0.05, 0.0, -0.02), axis_body=R0.T @ a)
+    traj = rbdyn.simulate(rbdyn.System([box], constraints=[joint], gravity=g), scheme, 1e-3, 0.5, every=50)
+    t = traj.t[:, None]
+    exact = x0 + v0 * t + 0.5 * (g @ a) * a * t**2
+    # (RIG_POS too: its first order with joints comes from reactions that turn the body, none here)
+    assert np.abs(traj.x_com[:, 0] - exact).max() <= 1e-12, scheme
+    assert np.abs(traj.R_world_body[:, 0] - R0).max() <= 1e-12
+    assert traj.constraint.max() <= 1e-12
+
+
+def _hooke_joint(beta, w_in):
+    """Hooke's joint: an input shaft turning about z and an output shaft about (sin b, 0, cos b),
+    both held at the origin by hinges, joined by a universal joint whose arms are the input's x
+    axis and the output's y axis (perpendicular at t = 0). The output's rate is consistent."""
+    a2 = np.array([np.sin(beta), 0.0, np.cos(beta)])
+    R_out = np.column_stack([np.cross(np.array([0.0, 1.0, 0.0]), a2), [0.0, 1.0, 0.0], a2])  # axes: b1, y, a2
+    w_out = w_in * np.cos(beta) / (1.0 - np.sin(beta) ** 2)      # phi_1 = 0
+    shaft_in = rbdyn.RigidBody("in", 1.0, (0.02, 0.02, 0.01), omega_body=(0.0, 0.0, w_in))
+    shaft_out = rbdyn.RigidBody("out", 1.0, (0.03, 0.03, 0.015), R_world_body=R_out, omega_body=(0.0, 0.0, w_out))
+    joints = [rbdyn.RevoluteJoint("in", axis_body=(0.0, 0.0, 1.0)),
+              rbdyn.RevoluteJoint("out", axis_body=(0.0, 0.0, 1.0)),
+              rbdyn.UniversalJoint("in", axis_body=(1.0, 0.0, 0.0), other="out", other_axis=(0.0, 1.0, 0.0))]
+    return rbdyn.System([shaft_in, shaft_out], constraints=joints), a2, R_out
+
+
+@pytest.mark.parametrize("scheme", CONSTRAINED)
+def test_universal_joint_is_hookes_joint(scheme):
+    """The shafts' angles obey Hooke's law tan(phi_2) = tan(phi_1) / cos(beta) at every step, the
+    output makes the input's turns, and the energy stays within the step's error."""
+    beta = 0.5
+    system, a2, R_out = _hooke_joint(beta, 4.0)
+    traj = rbdyn.simulate(system, scheme, 1e-3, 2.0, every=10)
+    R_in, R_o = traj.R_world_body[:, 0], traj.R_world_body[:, 1]
+    phi1 = np.unwrap(np.arctan2(R_in[:, 1, 0], R_in[:, 0, 0]))          # the input's x axis about z
+    y_out = R_o[:, :, 1]                                                  # the output's arm, about a2
+    b1 = R_out[:, 0]
+    phi2 = np.unwrap(np.arctan2(-y_out @ b1, y_out @ np.array([0.0, 1.0, 0.0])))
+    # Hooke's law, in the form without poles: sin(phi_2) cos(phi_1) cos(b) = cos(phi_2) sin(phi_1)
+    law = np.sin(phi2) * np.cos(phi1) * np.cos(beta) - np.cos(phi2) * np.sin(phi1)
+    assert np.abs(law).max() <= 1e-12
+    assert phi1[-1] > 2 * np.pi and np.abs(phi2 - phi1).max() < beta    # the same turns, out of phase by < beta
+    assert np.abs(traj.R_world_body[:, 1] @ np.array([0.0, 0.0, 1.0]) - a2).max() <= 1e-12  # the output's hinge
+    assert np.abs(traj.energy - traj.energy[0]).max() <= 1e-6 * traj.energy[0]   # measured 1e-8 to 1e-7
+
+
+def test_universal_and_prismatic_axes_are_checked_at_t0():
+    a = rbdyn.RigidBody("a", 1.0, (0.1, 0.1, 0.1))
+    b = rbdyn.RigidBody("b", 1.0, (0.1, 0.1, 0.1), position=(1.0, 0.0, 0.0))
+    with pytest.raises(rbdyn.InputError, match="perpendicular"):
+        rbdyn.System([a, b], constraints=[rbdyn.UniversalJoint("a", axis_body=(1.0, 0.0, 0.0), other="b",
+                                                               other_point=(-1.0, 0.0, 0.0), other_axis=(1.0, 1.0, 0.0))])
+    with pytest.raises(rbdyn.InputError, match="parallel"):
+        rbdyn.System([a], constraints=[rbdyn.PrismaticJoint("a", axis_body=(1.0, 0.0, 0.0), other_axis=(0.0, 1.0, 0.0))])
+    # the defaults: the universal joint's arms perpendicular, the slide axis where axis_body points
+    system = rbdyn.System([a, b], constraints=[rbdyn.UniversalJoint("a", axis_body=(1.0, 2.0, 2.0), other="b"),
+                                               rbdyn.PrismaticJoint("b", axis_body=(0.0, 1.0, 0.0))])
+    u, p = system.constraints
+    assert abs(u.axis_body @ u.other_axis) <= 1e-15 and np.allclose(p.other_axis, (0.0, 1.0, 0.0))
+    x, R, _, _ = system.initial_state()
+    assert np.abs(u.residual(x, R)).max() == 0.0 and np.abs(p.residual(x, R)).max() == 0.0
+
+
+def test_slider_crank_scenario_has_one_degree_of_freedom_and_consistent_velocities():
+    system = rbdyn.load_scenario("slider-crank-iftomm").system
+    assert [c.kind for c in system.constraints] == ["revolute", "spherical", "universal", "prismatic"]
+    x, R, v, W = system.initial_state()
+    G = system.constraint_jacobian(x, R)
+    sv = np.linalg.svd(G, compute_uv=False)
+    assert G.shape == (17, 18) and sv[-1] > 1e-2 * sv[0]          # 17 independent equations on 18 velocities
+    nu = np.concatenate([np.concatenate([v[i], W[i]]) for i in range(len(v))])
+    assert np.abs(G @ nu).max() <= 1e-15
+    assert max(np.abs(c.residual(x, R)).max() for c in system.constraints) <= 1e-16

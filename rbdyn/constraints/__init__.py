@@ -10,14 +10,17 @@ from __future__ import annotations
 
 from .base import Constraint
 from .fixed import FixedJoint
+from .prismatic import PrismaticJoint
 from .revolute import RevoluteJoint
 from .rod import Rod
 from .spherical import SphericalJoint
+from .universal import UniversalJoint
 
-__all__ = ["Constraint", "SphericalJoint", "Rod", "RevoluteJoint", "FixedJoint", "KINDS", "kind_names"]
+__all__ = ["Constraint", "SphericalJoint", "Rod", "RevoluteJoint", "FixedJoint", "PrismaticJoint", "UniversalJoint",
+           "KINDS", "kind_names"]
 
 #: The registry: every constraint kind's class, in the order of its number in the packed data.
-KINDS: tuple[type[Constraint], ...] = (SphericalJoint, Rod, RevoluteJoint, FixedJoint)
+KINDS: tuple[type[Constraint], ...] = (SphericalJoint, Rod, RevoluteJoint, FixedJoint, PrismaticJoint, UniversalJoint)
 
 
 def kind_names() -> list[str]:
