@@ -147,6 +147,16 @@ def _fold(value, k, reduced):
 
 
 @njit
+def _residuals(model, x, R, g, floor, s):
+    """Every constraint residual into ``g`` (``residuals_into``), as a called function: the
+    residuals of every kind make a large body, which :func:`record`, copied into each kernel,
+    would otherwise carry into all of them (compile time, and a slower loop for systems that
+    have no constraint)."""
+    ckind, cbody, cdata, crow, _, _ = model[2]  # Constraints
+    residuals_into(ckind, cbody, cdata, crow, x, R, g, floor, s)
+
+
+@njit_inline
 def record(model, x, R, v, W, out, mon, row, t, first):
     """Record output row ``row`` (none if ``row < 0``) and fold the state into the reductions
     (when the monitor is active; ``first``: start them) from one evaluation of the state ``x``,
@@ -160,7 +170,6 @@ def record(model, x, R, v, W, out, mon, row, t, first):
     xc, vc, pm = (x_out[row], v_out[row], scr[2]) if recording else (scr[0], scr[1], scr[2])
     mass_centre_into(model, x, R, v, W, xc, vc)
     kin, pot = energy_momentum_into(model, t, x, R, v, W, xc, vc, pm)
-    ckind, cbody, cdata, crow, _, _ = model[2]  # Constraints
     ok = True
     if recording:
         t_out[row] = t
@@ -178,7 +187,7 @@ def record(model, x, R, v, W, out, mon, row, t, first):
             ok = ok and np.isfinite(pm[a]) and np.isfinite(pm[3 + a])
         if g_out.shape[1] > 0:
             g = g_out[row]
-            residuals_into(ckind, cbody, cdata, crow, x, R, g, scr[4], scr[5][0])
+            _residuals(model, x, R, g, scr[4], scr[5][0])
             for r in range(g.shape[0]):
                 ok = ok and np.isfinite(g[r])
     if active == 0:
@@ -198,7 +207,7 @@ def record(model, x, R, v, W, out, mon, row, t, first):
             g = g_out[row]
         else:
             g = residuals
-            residuals_into(ckind, cbody, cdata, crow, x, R, g, mon_scr[4], mon_scr[5][0])
+            _residuals(model, x, R, g, mon_scr[4], mon_scr[5][0])
         for r in range(g.shape[0]):
             g_max = max(g_max, abs(g[r]))
             if not np.isfinite(g[r]):
@@ -227,10 +236,14 @@ def schedule(out, mon):
     return every, n_steps, mon[0], counts, iterations
 
 
-@njit_inline
+@njit
 def start(model, x, R, v, W, out, mon):
     """Before a run's first step: record row 0 (t = 0) and start the reductions from it.
-    Returns 0, or :data:`STATUS_REPORT` if a reported quantity is not finite."""
+    Returns 0, or :data:`STATUS_REPORT` if a reported quantity is not finite. Called once per
+    run, so a called function (compiled once for every kernel), where :func:`report`, called
+    after every step, is copied into the kernel with :func:`record`: as a call with the run's
+    records for arguments, recording a row cost about twice as much (numba counts the references
+    of every array that crosses a call)."""
     return 0 if record(model, x, R, v, W, out, mon, 0, 0.0, True) else STATUS_REPORT
 
 
