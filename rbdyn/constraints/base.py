@@ -102,6 +102,29 @@ def unit_vector(value, fld: str) -> np.ndarray:
     return arr / n
 
 
+def store_unit_axes(constraint) -> None:
+    """Normalise a kind's ``axis_body`` and, when given, its ``other_axis`` in place (the
+    revolute, prismatic and universal joints; an error names the kind's key)."""
+    for key in ("axis_body", "other_axis"):
+        value = getattr(constraint, key)
+        if value is not None:
+            store(constraint, **{key: unit_vector(value, f"constraint.{constraint.kind}.{key}")})
+
+
+def resolve_other_axis(constraint, where: str, Ra, Rb, axis_a, parallel: bool) -> None:
+    """Fill in ``other_axis`` (in *b*'s frame) as where ``axis_a`` (in *a*'s frame) points at
+    t = 0 when it was not given; otherwise require it parallel (``parallel``) or perpendicular
+    to ``axis_body`` at t = 0."""
+    if constraint.other_axis is None:
+        store(constraint, other_axis=Rb.T @ (Ra @ axis_a))
+        return
+    cosine = abs(float((Ra @ constraint.axis_body) @ (Rb @ constraint.other_axis)))
+    if (abs(cosine - 1.0) if parallel else cosine) > 1e-6:
+        relation = "parallel" if parallel else "perpendicular"
+        raise InputError(f"{where}.other_axis", f"must be {relation} at t = 0 to axis_body (both in their "
+                                                "bodies' frames, the world's for the world)")
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class Constraint:
     """Base of the constraint kinds: a point of ``body`` and a point of ``other`` or of the world.

@@ -49,9 +49,8 @@ import dataclasses
 
 import numpy as np
 
-from .._errors import InputError
 from .._validate import store
-from .base import Constraint, compiled_functions, unit_vector
+from .base import Constraint, compiled_functions, resolve_other_axis, store_unit_axes
 from .revolute import perpendicular_basis
 
 __all__ = ["PrismaticJoint"]
@@ -206,9 +205,7 @@ class PrismaticJoint(Constraint):
 
     def __post_init__(self):
         super().__post_init__()
-        store(self, axis_body=unit_vector(self.axis_body, "constraint.prismatic.axis_body"))
-        if self.other_axis is not None:
-            store(self, other_axis=unit_vector(self.other_axis, "constraint.prismatic.other_axis"))
+        store_unit_axes(self)
 
     @classmethod
     def random_keys(cls, rng, to_world):
@@ -216,11 +213,7 @@ class PrismaticJoint(Constraint):
 
     def _resolve_kind(self, where, origins, R0):
         xa, Ra, xb, Rb = self.frames(origins, R0)
-        if self.other_axis is None:
-            store(self, other_axis=Rb.T @ (Ra @ self.axis_body))
-        elif abs(abs(float((Ra @ self.axis_body) @ (Rb @ self.other_axis))) - 1.0) > 1e-6:
-            raise InputError(f"{where}.other_axis", "must be parallel at t = 0 to axis_body (both in their "
-                                                    "bodies' frames, the world's for the world)")
+        resolve_other_axis(self, where, Ra, Rb, self.axis_body, parallel=True)
         store(self, axes_b=Rb.T @ Ra)
 
     def data(self):

@@ -19,9 +19,7 @@ import dataclasses
 
 import numpy as np
 
-from .._errors import InputError
-from .._validate import store
-from .base import Constraint, compiled_functions, unit_vector
+from .base import Constraint, compiled_functions, resolve_other_axis, store_unit_axes
 from .revolute import perpendicular_basis
 
 __all__ = ["UniversalJoint"]
@@ -108,9 +106,7 @@ class UniversalJoint(Constraint):
 
     def __post_init__(self):
         super().__post_init__()
-        store(self, axis_body=unit_vector(self.axis_body, "constraint.universal.axis_body"))
-        if self.other_axis is not None:
-            store(self, other_axis=unit_vector(self.other_axis, "constraint.universal.other_axis"))
+        store_unit_axes(self)
 
     @classmethod
     def random_keys(cls, rng, to_world):
@@ -118,11 +114,7 @@ class UniversalJoint(Constraint):
 
     def _resolve_kind(self, where, origins, R0):
         xa, Ra, xb, Rb = self.frames(origins, R0)
-        if self.other_axis is None:
-            store(self, other_axis=Rb.T @ (Ra @ perpendicular_basis(self.axis_body)[0]))
-        elif abs(float((Ra @ self.axis_body) @ (Rb @ self.other_axis))) > 1e-6:
-            raise InputError(f"{where}.other_axis", "must be perpendicular at t = 0 to axis_body (both in their "
-                                                    "bodies' frames, the world's for the world)")
+        resolve_other_axis(self, where, Ra, Rb, perpendicular_basis(self.axis_body)[0], parallel=False)
 
     def data(self):
         row = super().data()
