@@ -354,6 +354,25 @@ def add_joint(mbs, system, constraint, objects: dict, ground=None):
     raise ValueError(f"no Exudyn joint for rbdyn's {kind}")
 
 
+def jointed(scenario: str, node: str, label: Callable[[int, object], str]):
+    """The bodies and joints of rbdyn's ``scenario`` in a new Exudyn system, ``node`` rigid-body
+    nodes ("EP" or "LG"): :func:`rigid_body` for every body, :func:`add_joint` for every
+    constraint, named ``label(k, constraint)``. Returns ``(system, gravity, container, mbs,
+    objects, joints, ground)``: rbdyn's system, its gravity, Exudyn's container and system, the
+    bodies' object numbers by name, the joints' by label, the ground object (None if no joint
+    needed one)."""
+    _require()
+    system = rbdyn.load_scenario(scenario).system
+    gravity = np.asarray(system.gravity, dtype=float)
+    container = exu.SystemContainer()
+    mbs = container.AddSystem()
+    objects = {b.name: rigid_body(mbs, b, gravity, node) for b in system.bodies}
+    joints, ground = {}, None
+    for k, c in enumerate(system.constraints):
+        joints[label(k, c)], ground = add_joint(mbs, system, c, objects, ground)
+    return system, gravity, container, mbs, objects, joints, ground
+
+
 def rbdyn_residual(system, mbs, objects: dict) -> Callable:
     """``residual(configuration)``: rbdyn's position-level residuals of ``system``'s joints
     (``System.constraint_residuals``) evaluated at Exudyn's body positions and rotation matrices

@@ -12,11 +12,9 @@ x_D (a ``SensorNode`` of the slider's ``Position``, its x component), the benchm
 
 from __future__ import annotations
 
-import numpy as np
 
-import rbdyn
 
-from . import Model, _require, add_joint, exu, rbdyn_residual, rigid_body
+from . import Model, exu, jointed, rbdyn_residual
 
 SCENARIO = "slider-crank-iftomm"
 
@@ -27,18 +25,9 @@ def build(node: str = "EP", scenario: str = SCENARIO) -> Model:
     Output: ``(t, x_D)``, shape ``(n,)``. Residual: rbdyn's joint residuals at Exudyn's
     configuration (:func:`exudyn_peers.rbdyn_residual`; m, or dimensionless for an axis condition).
     """
-    _require()
-    sc = rbdyn.load_scenario(scenario)
-    system = sc.system
-    gravity = np.asarray(system.gravity, dtype=float)
-    container = exu.SystemContainer()
-    mbs = container.AddSystem()
-    objects = {b.name: rigid_body(mbs, b, gravity, node) for b in system.bodies}
-    joints, ground = {}, None
     names = {"RevoluteJoint": "revolute A", "SphericalJoint": "spherical B", "UniversalJoint": "universal C",
              "PrismaticJoint": "prismatic D"}
-    for c in system.constraints:
-        joints[names[type(c).__name__]], ground = add_joint(mbs, system, c, objects, ground)
+    system, gravity, container, mbs, objects, joints, ground = jointed(scenario, node, lambda k, c: names[type(c).__name__])
     slider_node = mbs.GetObject(objects["slider"])["nodeNumber"]
     sensor = mbs.AddSensor(exu.itemInterface.SensorNode(nodeNumber=slider_node, storeInternal=True, writeToFile=False,
                                                         outputVariableType=exu.OutputVariableType.Position))
