@@ -9,7 +9,6 @@ field (``"my.toml: body[0].inertia: must be positive definite ..."``).
 from __future__ import annotations
 
 import dataclasses
-import math
 import tomllib
 from importlib import resources
 from pathlib import Path
@@ -18,6 +17,7 @@ import numpy as np
 
 from ._errors import InputError
 from ._errors import short_repr as _short  # errors are one line
+from ._validate import finite_scalar as _number  # a real, finite number (not a boolean)
 from .constraints import KINDS
 from .model import ConstantForce, ConstantTorque, PointForce, RigidBody, Spring, System, box_inertia
 from .run_length import RunLength
@@ -177,18 +177,6 @@ def _known(table, allowed, fld):
     unknown = sorted(set(table) - set(allowed))
     if unknown:
         raise InputError(f"{fld}.{unknown[0]}" if fld else unknown[0], f"unknown key; allowed: {', '.join(sorted(allowed))}")
-
-
-def _number(value, fld):
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(fld, f"must be a number, got {_short(value)}")
-    try:
-        value = float(value)
-    except OverflowError:  # TOML integers have no size limit
-        raise InputError(fld, "must be a finite number (at most about 1.8e308 in size)") from None
-    if not math.isfinite(value):
-        raise InputError(fld, "must be a finite number")
-    return value
 
 
 def _numbers(value, shape, fld):

@@ -48,7 +48,7 @@ import numpy as np
 from .._errors import InputError
 from .._validate import body_name, finite_array, store
 
-__all__ = ["Constraint", "KindFunctions", "compiled_functions", "DATA_WIDTH", "MAX_ROWS", "SCRATCH_VECTORS"]
+__all__ = ["Constraint", "AxisPair", "KindFunctions", "perpendicular_basis", "compiled_functions", "DATA_WIDTH", "MAX_ROWS", "SCRATCH_VECTORS"]
 
 # The limits of a kind. The packed data and the scratch of every scheme are sized by these
 # names; a kind that needs more raises the limit here and nowhere else.
@@ -102,27 +102,14 @@ def unit_vector(value, fld: str) -> np.ndarray:
     return arr / n
 
 
-def store_unit_axes(constraint) -> None:
-    """Normalise a kind's ``axis_body`` and, when given, its ``other_axis`` in place (the
-    revolute, prismatic and universal joints; an error names the kind's key)."""
-    for key in ("axis_body", "other_axis"):
-        value = getattr(constraint, key)
-        if value is not None:
-            store(constraint, **{key: unit_vector(value, f"constraint.{constraint.kind}.{key}")})
-
-
-def resolve_other_axis(constraint, where: str, Ra, Rb, axis_a, parallel: bool) -> None:
-    """Fill in ``other_axis`` (in *b*'s frame) as where ``axis_a`` (in *a*'s frame) points at
-    t = 0 when it was not given; otherwise require it parallel (``parallel``) or perpendicular
-    to ``axis_body`` at t = 0."""
-    if constraint.other_axis is None:
-        store(constraint, other_axis=Rb.T @ (Ra @ axis_a))
-        return
-    cosine = abs(float((Ra @ constraint.axis_body) @ (Rb @ constraint.other_axis)))
-    if (abs(cosine - 1.0) if parallel else cosine) > 1e-6:
-        relation = "parallel" if parallel else "perpendicular"
-        raise InputError(f"{where}.other_axis", f"must be {relation} at t = 0 to axis_body (both in their "
-                                                "bodies' frames, the world's for the world)")
+def perpendicular_basis(axis):
+    """Two unit vectors perpendicular to the unit ``axis`` and to each other."""
+    k = int(np.argmin(np.abs(axis)))
+    e = np.zeros(3)
+    e[k] = 1.0
+    b1 = np.cross(axis, e)
+    b1 /= np.linalg.norm(b1)
+    return b1, np.cross(axis, b1)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -298,3 +285,56 @@ class Constraint:
     @classmethod
     def _number_keys(cls) -> tuple:
         return ()
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class AxisPair(Constraint):
+    """Base of the kinds that also relate an axis of each body (revolute, prismatic, universal):
+    ``axis_body`` of *a* and ``other_axis`` of *b*, both normalised, the latter by default where
+    the kind's reference direction of *a* (:meth:`reference_axis`) points at t = 0.
+
+    Parameters
+    ----------
+    axis_body : array_like, (3,)
+        The axis in *a*'s body frame (default the body's z axis); normalised.
+    other_axis : array_like, (3,), optional
+        The axis in *b*'s body frame (or in the world); by default filled in at t = 0, and
+        otherwise checked there: parallel to ``axis_body`` (:attr:`parallel`) or perpendicular.
+    """
+
+    axis_body: np.ndarray = dataclasses.field(default_factory=lambda: np.array([0.0, 0.0, 1.0]))
+    other_axis: np.ndarray | None = None
+
+    keys: ClassVar[frozenset] = Constraint.keys | {"axis_body", "other_axis"}
+    #: True: the two axes are parallel at t = 0; False: perpendicular.
+    parallel: ClassVar[bool] = True
+
+    def __post_init__(self):
+        super().__post_init__()
+        for key in ("axis_body", "other_axis"):
+            value = getattr(self, key)
+            if value is not None:
+                store(self, **{key: unit_vector(value, f"constraint.{self.kind}.{key}")})
+
+    @classmethod
+    def random_keys(cls, rng, to_world):
+        return {"axis_body": rng.normal(size=3)}  # other_axis: by default filled in at t = 0
+
+    @classmethod
+    def _vector_keys(cls):
+        return ("axis_body", "other_axis")
+
+    def reference_axis(self) -> np.ndarray:
+        """The direction of *a* (its body frame) that ``other_axis`` is by default at t = 0."""
+        return self.axis_body if self.parallel else perpendicular_basis(self.axis_body)[0]
+
+    def _resolve_kind(self, where, origins, R0):
+        xa, Ra, xb, Rb = self.frames(origins, R0)
+        if self.other_axis is None:
+            store(self, other_axis=Rb.T @ (Ra @ self.reference_axis()))
+            return
+        cosine = abs(float((Ra @ self.axis_body) @ (Rb @ self.other_axis)))
+        if (abs(cosine - 1.0) if self.parallel else cosine) > 1e-6:
+            relation = "parallel" if self.parallel else "perpendicular"
+            raise InputError(f"{where}.other_axis", f"must be {relation} at t = 0 to axis_body (both in their "
+                                                    "bodies' frames, the world's for the world)")

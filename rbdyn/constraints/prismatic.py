@@ -50,8 +50,7 @@ import dataclasses
 import numpy as np
 
 from .._validate import store
-from .base import Constraint, compiled_functions, resolve_other_axis, store_unit_axes
-from .revolute import perpendicular_basis
+from .base import AxisPair, compiled_functions, perpendicular_basis
 
 __all__ = ["PrismaticJoint"]
 
@@ -161,7 +160,7 @@ def _define():
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class PrismaticJoint(Constraint):
+class PrismaticJoint(AxisPair):
     """A slider: ``body`` slides along a line of ``other`` (or of the world) without turning.
 
     A point of ``body`` is kept on the line, and the orientation of ``body`` relative to
@@ -193,27 +192,16 @@ class PrismaticJoint(Constraint):
       ch. 11.
     """
 
-    axis_body: np.ndarray = dataclasses.field(default_factory=lambda: np.array([0.0, 0.0, 1.0]))
-    other_axis: np.ndarray | None = None
     #: *a*'s axes in *b*'s frame at t = 0 (column k: axis k), filled in when a system resolves it.
     axes_b: np.ndarray | None = dataclasses.field(default=None, init=False, repr=False)
 
     kind = "prismatic"
     n_eq = 5
     functions = compiled_functions(_define)
-    keys = Constraint.keys | {"axis_body", "other_axis"}
-
-    def __post_init__(self):
-        super().__post_init__()
-        store_unit_axes(self)
-
-    @classmethod
-    def random_keys(cls, rng, to_world):
-        return {"axis_body": rng.normal(size=3)}  # other_axis: by default parallel at t = 0
 
     def _resolve_kind(self, where, origins, R0):
+        super()._resolve_kind(where, origins, R0)
         xa, Ra, xb, Rb = self.frames(origins, R0)
-        resolve_other_axis(self, where, Ra, Rb, self.axis_body, parallel=True)
         store(self, axes_b=Rb.T @ Ra)
 
     def data(self):
@@ -223,7 +211,3 @@ class PrismaticJoint(Constraint):
             row[6 + 3 * c: 9 + 3 * c] = self.axes_b.T @ q   # the same direction in a's frame, as at t = 0
             row[15 + 3 * c: 18 + 3 * c] = q
         return row
-
-    @classmethod
-    def _vector_keys(cls):
-        return ("axis_body", "other_axis")

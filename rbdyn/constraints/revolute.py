@@ -13,19 +13,9 @@ import dataclasses
 
 import numpy as np
 
-from .base import Constraint, compiled_functions, resolve_other_axis, store_unit_axes
+from .base import AxisPair, compiled_functions, perpendicular_basis
 
 __all__ = ["RevoluteJoint"]
-
-
-def perpendicular_basis(axis):
-    """Two unit vectors perpendicular to the unit ``axis`` and to each other."""
-    k = int(np.argmin(np.abs(axis)))
-    e = np.zeros(3)
-    e[k] = 1.0
-    b1 = np.cross(axis, e)
-    b1 /= np.linalg.norm(b1)
-    return b1, np.cross(axis, b1)
 
 
 # The data row: s_a 0:3, s_b 3:6, e_a 6:9, e_b1 9:12, e_b2 12:15. Scratch rows: the point pair's
@@ -77,7 +67,7 @@ def _define():
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class RevoluteJoint(Constraint):
+class RevoluteJoint(AxisPair):
     """A hinge: a point and an axis of ``body`` kept on a point and an axis of ``other`` (or the world).
 
     Parameters
@@ -91,25 +81,9 @@ class RevoluteJoint(Constraint):
         at t = 0. The two must be parallel at t = 0.
     """
 
-    axis_body: np.ndarray = dataclasses.field(default_factory=lambda: np.array([0.0, 0.0, 1.0]))
-    other_axis: np.ndarray | None = None
-
     kind = "revolute"
     n_eq = 5
     functions = compiled_functions(_define)
-    keys = Constraint.keys | {"axis_body", "other_axis"}
-
-    def __post_init__(self):
-        super().__post_init__()
-        store_unit_axes(self)
-
-    @classmethod
-    def random_keys(cls, rng, to_world):
-        return {"axis_body": rng.normal(size=3)}  # other_axis: by default parallel at t = 0
-
-    def _resolve_kind(self, where, origins, R0):
-        xa, Ra, xb, Rb = self.frames(origins, R0)
-        resolve_other_axis(self, where, Ra, Rb, self.axis_body, parallel=True)
 
     def data(self):
         row = super().data()
@@ -118,7 +92,3 @@ class RevoluteJoint(Constraint):
         row[9:12] = b1
         row[12:15] = b2
         return row
-
-    @classmethod
-    def _vector_keys(cls):
-        return ("axis_body", "other_axis")

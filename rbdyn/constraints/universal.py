@@ -17,10 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
-
-from .base import Constraint, compiled_functions, resolve_other_axis, store_unit_axes
-from .revolute import perpendicular_basis
+from .base import AxisPair, compiled_functions
 
 __all__ = ["UniversalJoint"]
 
@@ -70,7 +67,7 @@ def _define():
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class UniversalJoint(Constraint):
+class UniversalJoint(AxisPair):
     """A universal (Cardan) joint: a shared point, and an arm of each body kept perpendicular.
 
     A point of ``body`` is kept on a point of ``other`` (or of the world), and an arm of the cross
@@ -96,32 +93,13 @@ class UniversalJoint(Constraint):
       ch. 11.
     """
 
-    axis_body: np.ndarray = dataclasses.field(default_factory=lambda: np.array([0.0, 0.0, 1.0]))
-    other_axis: np.ndarray | None = None
-
     kind = "universal"
     n_eq = 4
     functions = compiled_functions(_define)
-    keys = Constraint.keys | {"axis_body", "other_axis"}
-
-    def __post_init__(self):
-        super().__post_init__()
-        store_unit_axes(self)
-
-    @classmethod
-    def random_keys(cls, rng, to_world):
-        return {"axis_body": rng.normal(size=3)}  # other_axis: by default perpendicular at t = 0
-
-    def _resolve_kind(self, where, origins, R0):
-        xa, Ra, xb, Rb = self.frames(origins, R0)
-        resolve_other_axis(self, where, Ra, Rb, perpendicular_basis(self.axis_body)[0], parallel=False)
+    parallel = False
 
     def data(self):
         row = super().data()
         row[6:9] = self.axis_body
         row[9:12] = self.other_axis
         return row
-
-    @classmethod
-    def _vector_keys(cls):
-        return ("axis_body", "other_axis")
