@@ -701,11 +701,45 @@ def set_errors(records: Sequence[Record], error: Callable) -> None:
 # ---------------------------------------------------------------------------
 # comparisons, figure, table
 # ---------------------------------------------------------------------------
-def _lines(records) -> dict:
-    lines: dict = {}
+def lines(records) -> dict:
+    """The records by line (``rec.line``: engine and scheme or integrator), in their order."""
+    out: dict = {}
     for rec in records:
-        lines.setdefault(rec.line, []).append(rec)
-    return lines
+        out.setdefault(rec.line, []).append(rec)
+    return out
+
+
+def span(values, spec: str = ".2g") -> str:
+    """'a' or 'a to b': the range of measured ratios as the prose quotes it."""
+    lo, hi = (format(v, spec) for v in (np.min(values), np.max(values)))
+    return lo if lo == hi else f"{lo} to {hi}"
+
+
+def say(line: str) -> str:
+    """A line's name in the prose: rbdyn's `scheme`, Exudyn's integrator."""
+    engine, _, name = line.partition(" ")
+    return f"{engine}'s `{name}`" if engine == "rbdyn" else f"{engine}'s {name}"
+
+
+def equal_cost(records: Sequence[Record], line: str, other: str) -> str:
+    """A sentence: ``other``'s error over ``line``'s at ``line``'s computing times (where the two
+    overlap; :func:`ratios_at_equal_cost`)."""
+    ratio = ratios_at_equal_cost(records, line, other)
+    if ratio.size == 0:
+        return f"the computing times of {say(line)} and {say(other)} do not overlap"
+    return f"at equal computing time, the error of {say(other)} is {span(ratio)} times that of {say(line)}"
+
+
+def same_step(records: Sequence[Record], line: str, other: str) -> str:
+    """A sentence: ``other``'s computing time over ``line``'s at the steps both ran (medians)."""
+    by_line = lines(records)
+    steps = sorted({r.h for r in by_line[line] if r.ok} & {r.h for r in by_line[other] if r.ok})
+    if not steps:
+        return f"{say(line)} and {say(other)} share no step"
+    med = {(r.line, r.h): r.median for r in records}
+    ratio = [med[other, h] / med[line, h] for h in steps]
+    return (f"at the same step ({', '.join(f'{h:g}' for h in steps)} s) {say(other)} takes {span(ratio)} times the "
+            f"computing time of {say(line)}")
 
 
 def error_at_cost(records: Sequence[Record], line: str, cost: float) -> float:
@@ -746,7 +780,7 @@ def work_precision(records: Sequence[Record], ax=None, ylabel: str = "error", ti
     else:
         fig = ax.figure
     markers = "osD^v<>ph*"
-    for k, (line, recs) in enumerate(_lines(records).items()):
+    for k, (line, recs) in enumerate(lines(records).items()):
         good = sorted((r for r in recs if r.ok and np.isfinite(r.error)), key=lambda r: r.h)
         failed = [r for r in recs if not r.ok]
         label = line + (f" (failed at h = {', '.join(f'{r.h:g}' for r in failed)})" if failed else "")
