@@ -150,7 +150,7 @@ def _study_parser(sub) -> None:
                "OUT.journal); 3 internal error; 130 interrupted (the finished runs stay in OUT.journal: the same "
                "command resumes the study and runs only the rest). Outputs: --out (CSV, one row per run, columns "
                "scheme, settings, label, variant, dt, t_end, error, status, wall_s, cpu_s, steps, iterations, "
-               "energy_drift, constraint_drift, worker, reference), OUT's name with .json (settings, references, "
+               "energy_drift and constraint_drift (not with --no-drift), worker, reference), OUT's name with .json (settings, references, "
                "fitted orders, the stamp of the code), --plot; written together when the study is complete.")
     st.add_argument("scenario", help="built-in scenario name or path to a TOML file")
     st.add_argument("--schemes", help="comma-separated scheme names (default: the file's run.scheme)")
@@ -174,6 +174,8 @@ def _study_parser(sub) -> None:
     st.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask scheduler (tcp://host:8786): the runs go to "
                                                           "its workers")
     st.add_argument("--workers", type=int, help="local processes (default: one per core; 1: this process)")
+    st.add_argument("--no-drift", action="store_true", help="do not measure the energy and constraint drift over "
+                                                            "every step (no such columns; each run costs what rbdyn run costs)")
     st.add_argument("--no-progress", action="store_true", help="no progress bar on a terminal")
 
 
@@ -475,6 +477,7 @@ def _study_args(args) -> dict:
         kw["reference"] = ref
     kw["scheduler"], kw["workers"] = args.scheduler, args.workers
     kw["progress"] = False if args.no_progress else None
+    kw["drift"] = not args.no_drift
     return kw
 
 

@@ -121,6 +121,22 @@ def test_settings_variants_and_a_measure():
     assert result.references["a"]["kind"] == "measure"
 
 
+def test_without_drift_the_same_errors_and_no_drift_columns(capsys, tmp_path):
+    args = dict(schemes=["rig_neg"], dt=[4e-3, 2e-3], t_end=1.0, workers=1, progress=False)
+    with_drift = rbdyn.study("pendulum-solfec", **args)
+    without = rbdyn.study("pendulum-solfec", drift=False, **args)
+    assert [r["error"] for r in without.rows] == [r["error"] for r in with_drift.rows]  # the same bits
+    assert all(math.isfinite(r["energy_drift"]) for r in with_drift.rows)
+    assert "energy_drift" not in without.columns and "constraint_drift" not in without.columns
+    assert all("energy_drift" not in r for r in without.rows)
+    rc, out, err = cli(capsys, *DONE_WHEN[:3], "rig_neg", "--dt", "4e-3", "--t-end", "1", "--no-progress",
+                       "--no-drift", "--out", tmp_path / "s.csv")
+    assert rc == 0 and err == ""
+    rows = read_csv(tmp_path / "s.csv")
+    assert "energy_drift" not in rows[0] and float(rows[0]["error"]) == without.rows[0]["error"]
+    assert json.loads((tmp_path / "s.json").read_text())["drift"] is False
+
+
 def test_a_run_that_fails_is_a_row_and_the_study_goes_on(capsys, tmp_path):
     out = tmp_path / "f.csv"
     rc, stdout, err = cli(capsys, "study", "heavy-top-solfec", "--schemes", "symplectic_euler,rig_neg", "--dt",
@@ -242,8 +258,9 @@ def test_an_unreachable_scheduler_is_invalid_input(capsys, tmp_path, monkeypatch
     (lambda: rbdyn.study("pendulum-solfec", out=3), "out"),
     (lambda: rbdyn.study("pendulum-solfec", scheduler=3), "scheduler"),
     (lambda: rbdyn.study("pendulum-solfec", progress="yes"), "progress"),
+    (lambda: rbdyn.study("pendulum-solfec", drift=1), "drift"),
 ], ids=["scenario", "schemes", "dt", "dt-none", "t_end", "settings", "overrides", "override-value", "measure",
-        "reference", "workers", "out", "scheduler", "progress"])
+        "reference", "workers", "out", "scheduler", "progress", "drift"])
 def test_the_api_raises_input_error_for_wrong_types(call, field):
     with pytest.raises(rbdyn.InputError) as info:
         call()

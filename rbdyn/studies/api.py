@@ -225,7 +225,7 @@ def _plot_target(value) -> tuple[Path, str]:
 
 
 def study(scenario, schemes=None, dt=None, *, t_end=None, settings=None, overrides=None, measure=None,
-          reference=None, out=None, plot=None, scheduler=None, workers=None, progress=None) -> StudyResult:
+          reference=None, drift=True, out=None, plot=None, scheduler=None, workers=None, progress=None) -> StudyResult:
     r"""Run a grid of schemes × steps (× their settings, × named variants) of one scenario and
     measure every run.
 
@@ -259,6 +259,11 @@ def study(scenario, schemes=None, dt=None, *, t_end=None, settings=None, overrid
         system has one (the rules: the docstring of ``rbdyn.studies.references``), otherwise a reference run; ``"run"``:
         always the default reference run (the most accurate scheme of the study at a quarter of the
         smallest step); ``(scheme, dt)``: that reference run.
+    drift : bool, optional
+        True (default): every run also measures its energy and constraint drift over every step
+        (columns ``energy_drift``, ``constraint_drift``), which costs about an evaluation of the
+        energy per step; False: no such columns, and a run costs what :func:`rbdyn.simulate`
+        costs (a long study of a cheap step).
     out : str or path, optional
         The CSV (one row per run). Beside it: ``NAME.json`` (the settings, references, fitted
         orders and the stamp of the code) and, while the study runs, the journal
@@ -311,7 +316,7 @@ def study(scenario, schemes=None, dt=None, *, t_end=None, settings=None, overrid
     if scheduler is not None and workers is not None:
         raise InputError("workers", "is for the local pool; with a scheduler the workers are the scheduler's")
     spec = grid.declare(scenario, schemes, dt, t_end=t_end, settings=settings, overrides=overrides,
-                        measure=measure, reference=reference)
+                        measure=measure, reference=reference, drift=drift)
     csv_target = _target(out, "out") if out is not None else None
     json_target = journal = None
     if csv_target is not None and not is_stream(csv_target):
@@ -366,7 +371,9 @@ def _study(spec, csv_target, json_target, journal, figure, client, workers, prog
     variants = tuple(v.name for v in spec.variants)
     result = StudyResult(
         scenario=spec.scenario, t_end=spec.t_end, labels=labels, dts=spec.dts, variants=variants,
-        columns=tuple(results.columns_of(ordered, _execute.COLUMNS)), rows=ordered,
+        columns=tuple(results.columns_of(ordered, tuple(c for c in _execute.COLUMNS
+                                                        if spec.drift or c not in _execute.DRIFT_COLUMNS))),
+        rows=ordered,
         orders=results.fit_orders(ordered, labels, variants),
         references={v.name: {"kind": p.kind, "label": p.label, "quantity": p.quantity, "unit": p.unit, "note": p.note}
                     for v, p in zip(spec.variants, spec.plans)},

@@ -46,6 +46,8 @@ from .grid import every_for
 __all__ = ["execute_run", "execute", "COLUMNS", "SCHEDULER_TIMEOUT"]
 
 #: The columns every row has, in the CSV's order (a measure's own values follow ``error``).
+#: The drift columns, left out of a study with ``drift=False``.
+DRIFT_COLUMNS = ("energy_drift", "constraint_drift")
 COLUMNS = ("scheme", "settings", "label", "variant", "dt", "t_end", "error", "status", "wall_s", "cpu_s", "steps",
            "iterations", "energy_drift", "constraint_drift", "worker", "reference")
 #: Seconds to wait for a Dask scheduler to answer before the study is refused (``scheduler``).
@@ -101,14 +103,16 @@ def execute_run(spec, index: int, worker: str | None = None) -> tuple[dict, str]
            "variant": run.variant.name, "dt": run.dt, "t_end": run.t_end, "error": math.nan, "status": "ok",
            "wall_s": math.nan, "cpu_s": math.nan, "steps": 0, "iterations": 0, "energy_drift": math.nan,
            "constraint_drift": math.nan, "worker": worker or _here(), "reference": plan.label}
-    run_scheme(system, scheme, RunLength(run.dt, 0.0), progress=False, reduce=True)  # loads the kernel: not timed
+    run_scheme(system, scheme, RunLength(run.dt, 0.0), progress=False, reduce=spec.drift)  # loads the kernel: not timed
     wall, cpu = time.perf_counter(), time.thread_time()
     traj = run_scheme(system, scheme, RunLength(run.dt, run.t_end, run.every), progress=False, on_failure="return",
-                      reduce=True)
+                      reduce=spec.drift)
     row["wall_s"], row["cpu_s"] = time.perf_counter() - wall, time.thread_time() - cpu
     row["steps"] = int(traj.steps)
     row["iterations"] = int(np.sum(traj.iterations))
-    if traj.reductions:
+    if not spec.drift:
+        del row["energy_drift"], row["constraint_drift"]
+    elif traj.reductions:
         row["energy_drift"] = traj.reductions["energy_error"].max
         row["constraint_drift"] = traj.reductions["constraint"].max
     if traj.status != "success":

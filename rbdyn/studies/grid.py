@@ -132,6 +132,8 @@ class StudySpec:
         ``measure(trajectory, system)``: the user's error (see :func:`rbdyn.study`).
     digest : str
         SHA-256 of rbdyn's sources (:func:`rbdyn._stamp.sources_digest`).
+    drift : bool
+        Whether every step's energy and constraint drift are measured (see :func:`rbdyn.study`).
     """
 
     scenario: str
@@ -144,6 +146,7 @@ class StudySpec:
     plans: tuple
     measure: Callable | None
     digest: str
+    drift: bool = True
 
     @functools.cached_property
     def _runs(self) -> tuple:
@@ -154,6 +157,7 @@ class StudySpec:
             key = hashlib.sha256(canonical([
                 KEY_FORMAT, self.digest, text_digest, [list(kv) for kv in variant.overrides], config.scheme,
                 [list(kv) for kv in config.settings], dt, self.t_end, dataclasses.asdict(self.plans[v]), measure,
+                self.drift,
             ]).encode()).hexdigest()
             out.append(Run(len(out), config, variant, dt, self.t_end, key))
         return tuple(out)
@@ -180,6 +184,7 @@ class StudySpec:
             "schemes": [{"label": c.label, "scheme": c.scheme, "settings": dict(c.settings)} for c in self.configs],
             "variants": [{"name": v.name, "overrides": dict(v.overrides)} for v in self.variants],
             "measure": _measure_id(self.measure),
+            "drift": self.drift,
             "max_rows": MAX_ROWS,
         }
 
@@ -447,7 +452,7 @@ def _variants(overrides, text: str, source: str) -> list[Variant]:
 
 
 def declare(scenario, schemes=None, dt=None, *, t_end=None, settings=None, overrides=None, measure=None,
-            reference=None) -> StudySpec:
+            reference=None, drift=True) -> StudySpec:
     """Check a study's declaration field by field and build its :class:`StudySpec` (the
     parameters are those of :func:`rbdyn.study`). Raises :class:`rbdyn.InputError` naming the
     field, with its index in a list (``dt[2]``, ``schemes[1]``, ``overrides[name].KEY``)."""
@@ -460,10 +465,12 @@ def declare(scenario, schemes=None, dt=None, *, t_end=None, settings=None, overr
     dts = _dts(dt, base, t_end)
     configs = _configs(names, settings, base)
     variants = _variants(overrides, text, source)
+    if not isinstance(drift, (bool, np.bool_)):
+        raise InputError("drift", f"must be True or False, got {short_repr(drift)}")
     if measure is not None and not callable(measure):
         raise InputError("measure", f"must be a function measure(trajectory, system), got {short_repr(measure)}")
     request = references.request(reference, names, measure)
     plans = tuple(references.plan(build_variant(text, source, v.overrides).system, t_end, names, dts, request, measure)
                   for v in variants)
     return StudySpec(str(scenario), source, text, t_end, tuple(configs), tuple(dts), tuple(variants), plans,
-                     measure, sources_digest())
+                     measure, sources_digest(), bool(drift))
