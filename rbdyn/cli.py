@@ -150,8 +150,9 @@ def _study_parser(sub) -> None:
                "OUT.journal); 3 internal error; 130 interrupted (the finished runs stay in OUT.journal: the same "
                "command resumes the study and runs only the rest). Outputs: --out (CSV, one row per run, columns "
                "scheme, settings, label, variant, dt, t_end, error, status, wall_s, cpu_s, steps, iterations, "
-               "energy_drift and constraint_drift (not with --no-drift), worker, reference), OUT's name with .json (settings, references, "
-               "fitted orders, the stamp of the code), --plot; written together when the study is complete.")
+               "energy_drift and constraint_drift (not with --no-drift), worker, reference), OUT's name with .json "
+               "(settings, references, fitted orders, the stamp of the code), --plot; written together when the study "
+               "is complete.")
     st.add_argument("scenario", help="built-in scenario name or path to a TOML file")
     st.add_argument("--schemes", help="comma-separated scheme names (default: the file's run.scheme)")
     st.add_argument("--dt", help="comma-separated steps > 0 (default: the file's run.dt)")

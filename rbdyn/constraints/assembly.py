@@ -12,8 +12,8 @@ reference count for every array they take (generalized-α's step is about 8 % sl
 top with :func:`blocks_into` called). :func:`gradient_into` is called (:func:`rbdyn._compile.njit`):
 copied into the two places of the RIG step that use it, it made numba's inliner copy its loops and
 the dispatch to every kind twice (the RIG kernel compiled in 267 s that way, in 214 s this way, side
-by side on one machine), for no measurable gain in a step. Their scratch (:class:`Scratch`) is made once per kernel call by the
-caller.
+by side on one machine), for no measurable gain in a step. Their scratch (:class:`Scratch`) is made
+once per kernel call by the caller.
 """
 
 from __future__ import annotations

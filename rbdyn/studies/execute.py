@@ -45,11 +45,11 @@ from .grid import every_for
 
 __all__ = ["execute_run", "execute", "COLUMNS", "SCHEDULER_TIMEOUT"]
 
-#: The columns every row has, in the CSV's order (a measure's own values follow ``error``).
 #: The drift columns, left out of a study with ``drift=False``.
 DRIFT_COLUMNS = ("energy_drift", "constraint_drift")
+#: The columns every row has, in the CSV's order (a measure's own values follow ``error``).
 COLUMNS = ("scheme", "settings", "label", "variant", "dt", "t_end", "error", "status", "wall_s", "cpu_s", "steps",
-           "iterations", "energy_drift", "constraint_drift", "worker", "reference")
+           "iterations", *DRIFT_COLUMNS, "worker", "reference")
 #: Seconds to wait for a Dask scheduler to answer before the study is refused (``scheduler``).
 SCHEDULER_TIMEOUT = 10.0
 
@@ -111,7 +111,8 @@ def execute_run(spec, index: int, worker: str | None = None) -> tuple[dict, str]
     row["steps"] = int(traj.steps)
     row["iterations"] = int(np.sum(traj.iterations))
     if not spec.drift:
-        del row["energy_drift"], row["constraint_drift"]
+        for column in DRIFT_COLUMNS:
+            del row[column]
     elif traj.reductions:
         row["energy_drift"] = traj.reductions["energy_error"].max
         row["constraint_drift"] = traj.reductions["constraint"].max
