@@ -87,6 +87,7 @@ import numpy as np
 
 import rbdyn
 from rbdyn import verify
+from rbdyn.constraints.base import perpendicular_basis
 
 try:
     import exudyn as exu
@@ -113,6 +114,16 @@ __all__ = [
     "set_errors",
     "initial_energy",
     "constraint_residual",
+    "jointed",
+    "lines",
+    "span",
+    "say",
+    "equal_cost",
+    "same_step",
+    "failed_by_line",
+    "orders_by_line",
+    "failed_text",
+    "explicit_refused",
     "error_at_cost",
     "ratios_at_equal_cost",
     "work_precision",
@@ -334,10 +345,7 @@ def add_joint(mbs, system, constraint, objects: dict, ground=None):
         def frame(axis, column):
             """A rotation matrix whose column ``column`` is the unit ``axis``."""
             a = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
-            helper = np.eye(3)[int(np.argmin(np.abs(a)))]
-            b = np.cross(a, helper)
-            b /= np.linalg.norm(b)
-            c = np.cross(a, b)
+            b, c = perpendicular_basis(a)
             cols = {1: (c, a, b), 2: (b, c, a)}[column]  # right-handed: x, y, z
             return np.column_stack(cols)
 
@@ -449,9 +457,6 @@ class Record:
         What the engine reported on a failure (empty on success).
     t_reached : float
         The last sample time; for a failure, the time at which the engine stopped.
-    newton_iterations : int
-        Newton iterations of the whole run (Exudyn's ``newtonStepsCount``; rbdyn's
-        ``iteration_counts`` weighted; 0 for an explicit method or where not counted).
     error : float
         The page's error measure, set by :func:`set_errors` (NaN until then, and for a failure).
     """
@@ -467,7 +472,6 @@ class Record:
     status: str
     message: str = ""
     t_reached: float = 0.0
-    newton_iterations: int = 0
     error: float = math.nan
 
     @property
@@ -610,9 +614,6 @@ def run(models, integrator, h: float, t_end: float, sample: float | None = None,
             status = "failure"
             message = message or "SolveDynamic returned False"
             break
-    newton = 0
-    if status == "success" and it.implicit:
-        newton = int(model.mbs.sys["dynamicSolver"].it.newtonStepsCount)
     data = _sensor_data(model)
     t, y = model.output(data) if all(len(d) for d in data.values()) else (np.zeros(0), np.zeros(0))
     if status == "success":
@@ -625,7 +626,7 @@ def run(models, integrator, h: float, t_end: float, sample: float | None = None,
         steps = int(round(t_fail / h))
         t, y = t[:0], y[:0]  # a failed run's sensors may hold an earlier run's data
     return Record(ENGINE, it.label, float(h), float(t_end), t, y, np.array(walls), int(steps), status, message,
-                  t_reached, newton_iterations=newton)
+                  t_reached)
 
 
 def _short(message: str) -> str:
@@ -647,11 +648,8 @@ def run_rbdyn(system, scheme, h: float, t_end: float, output: Callable, sample: 
             break
     t, y = output(tr)
     status = "success" if tr.status == "success" else "failure"
-    counts = getattr(tr, "iteration_counts", None)
-    newton = int(np.dot(np.arange(len(counts)), counts)) if counts is not None and len(counts) else 0
     return Record("rbdyn", name, float(h), float(t_end), np.asarray(t), np.asarray(y), np.array(walls), int(tr.steps),
-                  status, "" if status == "success" else str(tr.message), float(tr.t[-1]) if len(tr.t) else 0.0,
-                  newton_iterations=newton)
+                  status, "" if status == "success" else str(tr.message), float(tr.t[-1]) if len(tr.t) else 0.0)
 
 
 def sweep(models, exudyn_steps: dict, t_end: float, *, system=None, rbdyn_steps: dict | None = None,
@@ -707,6 +705,34 @@ def lines(records) -> dict:
     for rec in records:
         out.setdefault(rec.line, []).append(rec)
     return out
+
+
+def failed_by_line(records) -> dict:
+    """The failed runs by line, for the lines that have one."""
+    return {line: [r for r in rs if not r.ok] for line, rs in lines(records).items() if not all(r.ok for r in rs)}
+
+
+def orders_by_line(records, engine: str = ENGINE) -> dict:
+    """``verify.fit_order`` over the steps of every line of ``engine`` whose runs all finished."""
+    return {line: verify.fit_order([r.h for r in rs], [r.error for r in rs]) for line, rs in lines(records).items()
+            if rs[0].engine == engine and all(r.ok for r in rs)}
+
+
+def failed_text(records) -> str:
+    """The failed runs as the prose lists them: line, steps, where each stopped and the first
+    message (Markdown), or ``"none"``."""
+    return "; ".join(
+        f"{line.removeprefix(ENGINE + ' ')} at $h$ = {', '.join(f'{r.h:g}' for r in rs)} s (stopped at "
+        f"t = {', '.join(f'{r.t_reached:.3g}' for r in rs)} s; \u201c{rs[0].message}\u201d)"
+        for line, rs in failed_by_line(records).items()) or "none"
+
+
+def explicit_refused(records) -> bool:
+    """Whether Exudyn's explicit integrators have failed runs, each of them refused before the
+    first step with a ``ModelError``."""
+    explicit = [r for rs in failed_by_line(records).values() for r in rs
+                if r.engine == ENGINE and not INTEGRATORS[r.integrator].implicit]
+    return bool(explicit) and all(r.t_reached == 0.0 and r.message.startswith("ModelError") for r in explicit)
 
 
 def span(values, spec: str = ".2g") -> str:
