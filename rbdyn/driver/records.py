@@ -20,7 +20,7 @@ from numba import types
 from .._compile import function_list
 from ..constraints.assembly import scratch as assembly_scratch
 
-__all__ = ["RECORDED", "row_shapes", "row_bytes", "Output", "output", "finite_row", "BUILTIN", "METRIC_SIGNATURE",
+__all__ = ["RECORDED", "row_shapes", "row_bytes", "block_rows", "Output", "output", "finite_row", "BUILTIN", "METRIC_SIGNATURE",
            "Monitor", "monitor", "Reduction", "reductions", "MAX_COUNTED"]
 
 #: What one output row records, in order: the name and the shape of one row, in which ``"B"`` is
@@ -55,25 +55,28 @@ def row_bytes(n_bodies: int, n_rows: int) -> int:
 
 
 class ReportScratch(NamedTuple):
-    """What recording a row or folding a step uses in between: the mass centres, the energy's
-    momenta ``(p, L)``, every residual and its round-off floor, the assembly's scratch."""
+    """What deriving a row's residuals uses in between (:func:`rbdyn.driver.report.derive`): the
+    row's body origins and rotations, every residual and its round-off floor, the assembly's
+    scratch."""
 
-    x_com: np.ndarray
-    v_com: np.ndarray
-    momenta: np.ndarray
+    x: np.ndarray
+    R: np.ndarray
     residuals: np.ndarray
     floor: np.ndarray
     assembly: tuple
 
 
 def _report_scratch(n_bodies: int, n_rows: int) -> ReportScratch:
-    return ReportScratch(x_com=np.empty((n_bodies, 3)), v_com=np.empty((n_bodies, 3)), momenta=np.empty(6),
+    have = n_rows > 0  # only residuals need the row's state apart
+    return ReportScratch(x=np.empty((n_bodies if have else 0, 3)), R=np.empty((n_bodies if have else 0, 3, 3)),
                          residuals=np.empty(n_rows), floor=np.empty(n_rows), assembly=assembly_scratch())
 
 
 _OUTPUT_DOC = """The rows a run records, preallocated: ``every``, ``n_steps``, one array per :data:`RECORDED`
-quantity (a leading row axis), then ``iterations`` and ``iteration_counts``, and the scratch of
-the recording (:class:`ReportScratch`).
+quantity (a leading row axis), then ``iterations`` and ``iteration_counts``, ``derived`` (one
+number: the rows whose energies, momenta and residuals are derived, see
+:func:`rbdyn.driver.report.derive`), ``block`` (how many stored rows are derived at once, see
+:func:`block_rows`), and the scratch of the derivation (:class:`ReportScratch`).
 
 Row ``r`` holds the state after step ``min(r * every, n_steps)``. ``iterations`` has one entry per
 step when ``every == 1`` and otherwise the total of each output interval; ``iteration_counts[k]``
@@ -81,18 +84,33 @@ counts the steps that took ``k`` solver iterations (the last entry: that many or
 """
 
 Output = collections.namedtuple("Output", ["every", "n_steps", *(name for name, _ in RECORDED), "iterations",
-                                           "iteration_counts", "scratch"])
+                                           "iteration_counts", "derived", "block", "scratch"])
 Output.__doc__ = _OUTPUT_DOC
+
+
+def block_rows(n_bodies: int, n_rows: int) -> int:
+    """How many stored rows the run driver derives at once: as many as fit in 256 KiB (a cache's
+    worth, so that they are derived before they leave it), at least 1 and at most 256 (beyond, a
+    block saves nothing more on the derivation's fixed cost)."""
+    return max(1, min(256, 2**18 // row_bytes(n_bodies, n_rows)))
 
 
 def output(n_bodies: int, n_rows: int, n_steps: int, every: int) -> Output:
     """Preallocated rows of a run of ``n_steps`` steps recorded every ``every``."""
     n_out = -(-n_steps // every) + 1  # t = 0, every `every` steps, and the last step
-    rows = {name: np.empty((n_out, *shape)) for name, shape in row_shapes(n_bodies, n_rows).items()}
+    # one allocation carved into the quantities: a large one is backed by huge pages, which a run
+    # recording every step of a small system otherwise spends as much time faulting in as stepping
+    shapes = {name: (n_out, *shape) for name, shape in row_shapes(n_bodies, n_rows).items()}
+    buffer = np.empty(sum(math.prod(shape) for shape in shapes.values()))
+    rows, start = {}, 0
+    for name, shape in shapes.items():
+        size = math.prod(shape)
+        rows[name] = buffer[start:start + size].reshape(shape)
+        start += size
     return Output(every=every, n_steps=n_steps, **rows,
                   iterations=np.zeros(n_steps if every == 1 else max(n_out - 1, 0), dtype=np.int64),
-                  iteration_counts=np.zeros(MAX_COUNTED + 2, dtype=np.int64),
-                  scratch=_report_scratch(n_bodies, n_rows))
+                  iteration_counts=np.zeros(MAX_COUNTED + 2, dtype=np.int64), derived=np.zeros(1, dtype=np.int64),
+                  block=block_rows(n_bodies, n_rows), scratch=_report_scratch(n_bodies, n_rows))
 
 
 def finite_row(out: Output, row: int) -> bool:
@@ -126,7 +144,8 @@ class Monitor(NamedTuple):
     and final value of each built-in quantity; ``metric`` (n_metrics, 4, width) the smallest,
     largest and final values of each metric and its current ones; ``metric_fn`` (a typed list of
     functions of :data:`METRIC_SIGNATURE`), ``metric_params`` (n_metrics, n_params) and
-    ``metric_size`` the metrics themselves; ``scratch`` the folding's :class:`ReportScratch`.
+    ``metric_size`` the metrics themselves; ``one`` an :class:`Output` of one row, in which the
+    state of every step is derived before it is folded.
     """
 
     active: int
@@ -136,7 +155,7 @@ class Monitor(NamedTuple):
     metric_params: np.ndarray
     metric_size: np.ndarray
     metric: np.ndarray
-    scratch: ReportScratch
+    one: Output
 
 
 def monitor(n_bodies: int, n_rows: int, active: bool, metrics=()) -> Monitor:
@@ -155,7 +174,7 @@ def monitor(n_bodies: int, n_rows: int, active: bool, metrics=()) -> Monitor:
     return Monitor(active=1 if active else 0, start=np.zeros(7), builtin=builtin,
                    metric_fn=function_list(METRIC_SIGNATURE, [mt.fn for mt in metrics]), metric_params=params,
                    metric_size=np.array([mt.size for mt in metrics], dtype=np.int64), metric=metric,
-                   scratch=_report_scratch(n_bodies if active else 0, n_rows if active else 0))
+                   one=output(n_bodies if active else 0, n_rows if active else 0, 0, 1))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import so3
 from .._compile import njit, njit_inline
-from ..driver.report import count_iterations, record_due, report, schedule, start
+from ..driver.report import count_iterations, derive_stored, fold, record_due, schedule, start, store
 from ..driver.status import STATUS_NONFINITE, STATUS_OK, STATUS_REPORT
 from ..model.arrays import body_loads_into, has_user_loads, user_loads_into, user_scratch
 from ..so3 import cross, mat3, mat_T_vec, mat_vec, put_mat3, put_vec3, unit_quat_to_mat, vec3
@@ -129,9 +129,12 @@ def symplectic_euler_advance(model, state, params, t0, h, k0, k1, out, mon):
             if not finite(xi, Ri, vi, Wi):
                 return STATUS_NONFINITE, k
         count_iterations(counts, iterations, every, k, 0)
-        if active != 0 or record_due(every, n_steps, k):
-            if not report(model, x, R, v, W, out, mon, k, t0 + (k + 1) * h):
-                return STATUS_REPORT, k
+        if active != 0 and not fold(model, x, R, v, W, mon, t0 + (k + 1) * h, False):
+            return STATUS_REPORT, k
+        if record_due(every, n_steps, k) and store(out, k, t0 + (k + 1) * h, x, R, v, W):
+            bad = derive_stored(model, out, k)  # a block of stored rows, while in the cache
+            if bad >= 0:
+                return STATUS_REPORT, bad
     return STATUS_OK, k1
 
 
@@ -232,7 +235,10 @@ def rk4_advance(model, state, params, t0, h, k0, k1, out, mon):
             if not finite(xi, Ri, vi, Wi):
                 return STATUS_NONFINITE, k
         count_iterations(counts, iterations, every, k, 0)
-        if active != 0 or record_due(every, n_steps, k):
-            if not report(model, x, R, v, W, out, mon, k, t0 + (k + 1) * h):
-                return STATUS_REPORT, k
+        if active != 0 and not fold(model, x, R, v, W, mon, t0 + (k + 1) * h, False):
+            return STATUS_REPORT, k
+        if record_due(every, n_steps, k) and store(out, k, t0 + (k + 1) * h, x, R, v, W):
+            bad = derive_stored(model, out, k)  # a block of stored rows, while in the cache
+            if bad >= 0:
+                return STATUS_REPORT, bad
     return STATUS_OK, k1

@@ -7,9 +7,10 @@ import numpy as np
 
 from .._errors import InputError
 from .._compile import python_variant
+from ..driver import report
 from ..model import arrays
 
-__all__ = ["callback_loads", "callback_potentials", "python_kernel"]
+__all__ = ["callback_loads", "callback_potentials", "python_kernel", "python_finish"]
 
 
 def python_kernel(kernel, system):
@@ -17,6 +18,12 @@ def python_kernel(kernel, system):
     system's Python callbacks."""
     return python_variant(kernel, {"body_loads_into": callback_loads(system),
                                    "eval_potentials": callback_potentials(system)})
+
+
+def python_finish(system):
+    """:func:`rbdyn.driver.report.finish`'s source run as Python, with reported potentials that
+    include the system's Python callbacks."""
+    return python_variant(report.finish, {"eval_potentials": callback_potentials(system)})
 
 
 def callback_loads(system):
@@ -63,10 +70,13 @@ def callback_potentials(system):
     compiled = arrays.eval_potentials
     entries = [(system.index[cb.body], cb.potential) for cb in system.callbacks if cb.potential]
 
-    def eval_potentials(model, t, x_com, R):
-        total = compiled(model, t, x_com, R)
-        for i, pot in entries:
-            total += float(pot(float(t), x_com[i].copy(), R[i].copy()))
-        return total
+    def eval_potentials(model, t, x_com, R, potential, r0, r1):
+        user = np.zeros(potential.shape[0])  # the compiled loads' share, added with the callbacks' in one sum
+        compiled(model, t, x_com, R, user, r0, r1)
+        for r in range(r0, r1):
+            total = user[r]
+            for i, pot in entries:
+                total += float(pot(float(t[r]), x_com[r, i].copy(), R[r, i].copy()))
+            potential[r] += total
 
     return eval_potentials

@@ -283,21 +283,19 @@ def eval_loads(model, t, x, R, v, W, F, T):
         put_vec3(T, i, tau)
 
 
-@njit_inline
-def eval_potentials(model, t, x_com, R):
-    """The potential energy of the compiled loads that declare one (the built-in loads'
-    potentials are part of the energy's formula). The run driver calls it as a module
-    global, which the variant for Python callbacks rebinds to add theirs."""
-    if not has_user_loads(model):
-        return 0.0
-    return _user_potentials(model, t, x_com, R)
-
-
 @njit
-def _user_potentials(model, t, x_com, R):
+def eval_potentials(model, t, x_com, R, potential, r0, r1):
+    """Add the potential energy of the compiled loads that declare one to ``potential[r]``,
+    for the recorded rows ``r0 .. r1 - 1`` (times ``t``, mass centres ``x_com`` and rotations
+    ``R``, leading row and body axes). The built-in loads' potentials are part of the energy's
+    formula. The run driver calls it as a module global, once for a batch of rows, which the
+    variant for Python callbacks rebinds to add theirs."""
+    if not has_user_loads(model):
+        return
     _, _, _, _, _, _, user_start, _, user_params, user_potential, _, _, _, _, _ = model[1]  # Loads
-    total = 0.0
-    for i in range(x_com.shape[0]):
-        for k in range(user_start[i], user_start[i + 1]):
-            total += user_potential[k](t, x_com[i], R[i], user_params[k])
-    return total
+    for r in range(r0, r1):
+        total = 0.0
+        for i in range(x_com.shape[1]):
+            for k in range(user_start[i], user_start[i + 1]):
+                total += user_potential[k](t[r], x_com[r, i], R[r, i], user_params[k])
+        potential[r] += total
