@@ -401,7 +401,7 @@ def run(system: System, scheme: Scheme, length: RunLength, *, progress=None, on_
             while True:
                 stop = min(k + chunk, n_steps)
                 tic = time.perf_counter()
-                code, k = finish(args[0], out_t, *kernel(*args, 0.0, dt, k, stop, out_t, mon_t))
+                code, k = finish(args[0], out_t, mon_t, *kernel(*args, 0.0, dt, k, stop, out_t, mon_t))
                 wall += time.perf_counter() - tic
                 bar.update(k, final=k == n_steps)
                 if code != 0 or k >= n_steps:

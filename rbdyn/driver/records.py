@@ -144,8 +144,10 @@ class Monitor(NamedTuple):
     and final value of each built-in quantity; ``metric`` (n_metrics, 4, width) the smallest,
     largest and final values of each metric and its current ones; ``metric_fn`` (a typed list of
     functions of :data:`METRIC_SIGNATURE`), ``metric_params`` (n_metrics, n_params) and
-    ``metric_size`` the metrics themselves; ``one`` an :class:`Output` of one row, in which the
-    state of every step is derived before it is folded.
+    ``metric_size`` the metrics themselves; ``block`` an :class:`Output` of :func:`block_rows`
+    rows, which holds the steps stored and not yet folded, and ``pending`` (two numbers) how many
+    they are and the first one's step: they are derived as recorded rows are, a block at a time
+    (:func:`rbdyn.driver.report.store_step`).
     """
 
     active: int
@@ -155,7 +157,8 @@ class Monitor(NamedTuple):
     metric_params: np.ndarray
     metric_size: np.ndarray
     metric: np.ndarray
-    one: Output
+    block: Output
+    pending: np.ndarray
 
 
 def monitor(n_bodies: int, n_rows: int, active: bool, metrics=()) -> Monitor:
@@ -174,7 +177,8 @@ def monitor(n_bodies: int, n_rows: int, active: bool, metrics=()) -> Monitor:
     return Monitor(active=1 if active else 0, start=np.zeros(7), builtin=builtin,
                    metric_fn=function_list(METRIC_SIGNATURE, [mt.fn for mt in metrics]), metric_params=params,
                    metric_size=np.array([mt.size for mt in metrics], dtype=np.int64), metric=metric,
-                   one=output(n_bodies if active else 0, n_rows if active else 0, 0, 1))
+                   block=output(n_bodies, n_rows, block_rows(n_bodies, n_rows) - 1, 1) if active else output(0, 0, 0, 1),
+                   pending=np.zeros(2, dtype=np.int64))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -2,22 +2,23 @@ r"""The compiled run driver: recording rows and streaming reductions inside the 
 
 A scheme's kernel loops over a range of steps (see :mod:`rbdyn.integrators.base`). It binds the
 run's schedule once (:func:`schedule`) and calls :func:`start` before the run's first step. After
-every step it calls :func:`count_iterations`, :func:`fold` when the monitor is active (the step
-into the :class:`Monitor`'s reductions) and :func:`store` when a row is due (the state into its
-row of the preallocated :class:`Output`). The stored rows' mass centres, energies, momenta and
-constraint residuals are derived a block of rows at a time (:func:`derive_stored`, when
-:func:`store` asks for it; :func:`rbdyn.driver.records.block_rows`), and the last ones by
-:func:`finish` after the kernel returns. Nothing goes back to Python between steps, and nothing
-is allocated.
+every step it calls :func:`count_iterations`, then :func:`store_step` when the monitor is active
+(the state into the :class:`Monitor`'s block) and :func:`store` when a row is due (the state into
+its row of the preallocated :class:`Output`). When a block is full
+(:func:`rbdyn.driver.records.block_rows`: a cache's worth), the kernel calls :func:`fold_stored`
+or :func:`derive_stored`, which derive the stored states' mass centres, energies, momenta and
+constraint residuals (:func:`derive`) and fold the monitor's into its reductions; the driver
+calls :func:`finish` for the rest after the kernel returns. Nothing goes back to Python between
+steps, and nothing is allocated.
 
 Why a kernel stores and derives apart: numba counts the references of the arrays a compiled
-function receives (two atomic updates per array and call) unless the function calls nothing
-else and has a single path through it, and the derivation reads a dozen of the model's arrays.
-:func:`store` takes the output and the state, calls nothing but the copy numba folds into it,
-and costs a few nanoseconds; when one function stored and derived every row, recording each step
-of one box cost ten times the step. The derivation runs once per block, over rows still in the
-cache. (Folding into the reductions still derives each step on its own, at the cost of that
-counting: about 1 µs a step.)
+function receives (two atomic updates per array and call) unless the function takes a single
+path and calls nothing else, and the derivation reads a dozen of the model's arrays.
+:func:`store` and :func:`store_step` take the records and the state, call nothing but the copy
+numba folds into them, and cost a few nanoseconds; when one function stored, derived and folded
+every step, recording each step of one box cost ten times the step, and folding it fifteen.
+The derivation runs once per block, over states still in the cache; a failure found there is
+reported at its own step.
 
 Every reported number must be finite: a row or a reduction whose energy, momentum or constraint
 residual is not finite ends the run with :data:`STATUS_REPORT` (the state can stay finite while
@@ -39,7 +40,8 @@ from ..model.arrays import eval_potentials
 from .records import BUILTIN, FINAL, MAX, MIN, VALUE, Monitor, Output  # noqa: F401 (named in the docs)
 from .status import STATUS_REPORT
 
-__all__ = ["schedule", "start", "count_iterations", "record_due", "fold", "store", "derive_stored", "finish", "derive"]
+__all__ = ["schedule", "start", "count_iterations", "record_due", "store", "derive_stored", "store_step", "fold_stored",
+           "finish", "derive"]
 
 
 @njit
@@ -192,62 +194,67 @@ def _store(out, row, t, x, R, v, W):
 
 
 @njit
-def fold(model, x, R, v, W, mon, t, first):
-    """Fold the state ``x``, ``R``, ``v``, ``W`` at ``t`` into the monitor's reductions (``first``:
-    start them): its energy, momenta and residuals are derived in the monitor's one-row
-    :class:`Output`, as a recorded row's are (:func:`derive`). False if a reported quantity is
-    not finite (a residual's ends the folding before it; the others are folded all the same).
-    ``mon`` is the plain tuple of a :class:`Monitor`."""
-    _, s, builtin, metric_fn, metric_params, metric_size, metric, one = mon
-    _store(one, 0, t, x, R, v, W)
-    derive(model, one, 0, 1)
-    _, _, _, xc, vc, _, _, kin, pot, p, L, g, _, _, _, _, _ = one
-    E = kin[0] + pot[0]
-    if first:  # the errors are measured from the energy and momenta at t = 0
-        s[0] = E
-        for a in range(3):
-            s[1 + a] = p[0, a]
-            s[4 + a] = L[0, a]
-    dp = np.sqrt((p[0, 0] - s[1]) ** 2 + (p[0, 1] - s[2]) ** 2 + (p[0, 2] - s[3]) ** 2)
-    dL = np.sqrt((L[0, 0] - s[4]) ** 2 + (L[0, 1] - s[5]) ** 2 + (L[0, 2] - s[6]) ** 2)
-    g_max = 0.0
-    for r in range(g.shape[1]):
-        g_max = max(g_max, abs(g[0, r]))
-        if not np.isfinite(g[0, r]):
-            return False
-    # a non-finite energy or momentum makes E, dp or dL non-finite
-    ok = np.isfinite(E) and np.isfinite(dp) and np.isfinite(dL)
-    _fold(E, 0, builtin)
-    _fold(abs(E - s[0]), 1, builtin)
-    _fold(dp, 2, builtin)
-    _fold(dL, 3, builtin)
-    _fold(g_max, 4, builtin)
-    for q in range(len(metric_fn)):
-        m = metric[q]
-        values = m[VALUE]
-        metric_fn[q](t, xc[0], R, vc[0], W, metric_params[q], values)
-        for c in range(metric_size[q]):
-            ok = ok and np.isfinite(values[c])
-            _fold(values[c], c, m)
-    return ok
+def _fold_rows(mon, n, first_step):
+    """Fold the first ``n`` rows of the monitor's block, derived, into its reductions: steps
+    ``first_step .. first_step + n - 1``. Returns -1, or the first of those steps whose energy,
+    momentum, residual or metric is not finite (a residual's ends the folding before that step;
+    the others are folded all the same)."""
+    _, s, builtin, metric_fn, metric_params, metric_size, metric, block, _ = mon
+    _, _, t_b, xc, vc, R_b, W_b, kin, pot, p, L, g, _, _, _, _, _ = block
+    for j in range(n):
+        E = kin[j] + pot[j]
+        dp = np.sqrt((p[j, 0] - s[1]) ** 2 + (p[j, 1] - s[2]) ** 2 + (p[j, 2] - s[3]) ** 2)
+        dL = np.sqrt((L[j, 0] - s[4]) ** 2 + (L[j, 1] - s[5]) ** 2 + (L[j, 2] - s[6]) ** 2)
+        g_max = 0.0
+        for r in range(g.shape[1]):
+            g_max = max(g_max, abs(g[j, r]))
+            if not np.isfinite(g[j, r]):
+                return first_step + j
+        # a non-finite energy or momentum makes E, dp or dL non-finite
+        ok = np.isfinite(E) and np.isfinite(dp) and np.isfinite(dL)
+        _fold(E, 0, builtin)
+        _fold(abs(E - s[0]), 1, builtin)
+        _fold(dp, 2, builtin)
+        _fold(dL, 3, builtin)
+        _fold(g_max, 4, builtin)
+        for q in range(len(metric_fn)):
+            m = metric[q]
+            values = m[VALUE]
+            metric_fn[q](t_b[j], xc[j], R_b[j], vc[j], W_b[j], metric_params[q], values)
+            for c in range(metric_size[q]):
+                ok = ok and np.isfinite(values[c])
+                _fold(values[c], c, m)
+        if not ok:
+            return first_step + j
+    return -1
 
 
 @njit_inline
 def schedule(out, mon):
-    """``(every, n_steps, active, iteration_counts, iterations)`` of a run: what a kernel binds
-    once, before its loop, so that the loop reads no record."""
+    """``(every, n_steps, active, iteration_counts, iterations, steps, pending)`` of a run: what a
+    kernel binds once, before its loop, so that the loop reads no record (``steps`` and
+    ``pending``: the monitor's block, see :func:`store_step`)."""
     every, n_steps, iterations, counts = out[0], out[1], out[12], out[13]
-    return every, n_steps, mon[0], counts, iterations
+    return every, n_steps, mon[0], counts, iterations, mon[7], mon[8]
 
 
 @njit
 def start(model, x, R, v, W, out, mon):
-    """Before a run's first step: store row 0 (t = 0) and start the reductions from it (when the
-    monitor is active). Returns 0, or :data:`STATUS_REPORT` if a reduced quantity is not finite."""
+    """Before a run's first step: store row 0 (t = 0) and, when the monitor is active, start the
+    reductions from it (the errors are measured from its energy and momenta). Returns 0, or
+    :data:`STATUS_REPORT` if a reduced quantity is not finite."""
     _store(out, 0, 0.0, x, R, v, W)
-    if mon[0] != 0 and not fold(model, x, R, v, W, mon, 0.0, True):
-        return STATUS_REPORT
-    return 0
+    if mon[0] == 0:
+        return 0
+    s, block = mon[1], mon[7]
+    _store(block, 0, 0.0, x, R, v, W)
+    derive(model, block, 0, 1)
+    kin, pot, p, L = block[7], block[8], block[9], block[10]
+    s[0] = kin[0] + pot[0]
+    for a in range(3):
+        s[1 + a] = p[0, a]
+        s[4 + a] = L[0, a]
+    return 0 if _fold_rows(mon, 1, 0) < 0 else STATUS_REPORT
 
 
 @njit_inline
@@ -289,6 +296,32 @@ def derive_stored(model, out, k):
 
 
 @njit
+def store_step(steps, pending, k, t, x, R, v, W):
+    """After step ``k`` (0-based), which ends at ``t``, with the monitor active: store the state in
+    the monitor's block ``steps`` (an :class:`Output`), after the ``pending[0]`` steps stored since
+    the last folding (the first of them is step ``pending[1]``). True when the block is full and
+    waits for :func:`fold_stored`. A single path that calls nothing, like :func:`store`."""
+    n = pending[0]
+    pending[1] = k if n == 0 else pending[1]
+    _store(steps, n, t, x, R, v, W)
+    pending[0] = n + 1
+    return n + 1 == steps[2].shape[0]
+
+
+@njit
+def fold_stored(model, mon):
+    """Derive the steps stored in the monitor's block (:func:`store_step`) and fold them into its
+    reductions. Returns -1, or the first step whose reported quantity is not finite."""
+    block, pending = mon[7], mon[8]
+    n = pending[0]
+    if n == 0:
+        return -1
+    pending[0] = 0
+    derive(model, block, 0, n)
+    return _fold_rows(mon, n, pending[1])
+
+
+@njit
 def _derive_stored(model, out, r1):
     """Derive the stored rows not yet derived, up to row ``r1`` (excluded); -1, or the step whose
     row has a derived quantity that is not finite (0: the initial state)."""
@@ -308,12 +341,16 @@ def stored_rows(k, every, n_steps):
 
 
 @njit
-def finish(model, out, code, k):
-    """What a kernel call that ended with ``(code, k)`` returns once the rows its steps stored are
-    derived (:func:`derive`): ``(code, k)``, or ``(STATUS_REPORT, step)`` if a derived quantity of
-    a row is not finite (the step that row ends; 0 for the initial state), which is always before
-    a failure the kernel met."""
+def finish(model, out, mon, code, k):
+    """What a kernel call that ended with ``(code, k)`` returns once the rows and monitor steps it
+    stored are derived and folded (:func:`derive`): ``(code, k)``, or ``(STATUS_REPORT, step)``
+    with the first step whose reported quantity is not finite (0 for the initial state), when
+    that is before the kernel's own failure."""
     bad = _derive_stored(model, out, stored_rows(k, out[0], out[1]))
-    if bad < 0:
+    if mon[0] != 0:
+        bad_mon = fold_stored(model, mon)
+        if bad_mon >= 0 and (bad < 0 or bad_mon < bad):
+            bad = bad_mon
+    if bad < 0 or (code != 0 and k <= bad):
         return code, k
     return STATUS_REPORT, bad

@@ -20,10 +20,10 @@ state to state (the idea of diffrax). A scheme supplies
   ``STATUS_*`` codes of :mod:`rbdyn.driver.status` and ``k`` the first step not completed
   (``k1`` on success). The kernel binds the records' fields once, allocates its scratch once
   per call, calls :func:`rbdyn.driver.report.start` first when ``k0 == 0`` and after every
-  step :func:`rbdyn.driver.report.count_iterations`, :func:`rbdyn.driver.report.fold` when the
-  monitor is active and :func:`rbdyn.driver.report.store` when a row is due (then
-  :func:`rbdyn.driver.report.derive_stored` when it asks); the driver calls
-  :func:`rbdyn.driver.report.finish` after the kernel.
+  step :func:`rbdyn.driver.report.count_iterations`, :func:`rbdyn.driver.report.store_step`
+  when the monitor is active and :func:`rbdyn.driver.report.store` when a row is due (then
+  :func:`rbdyn.driver.report.fold_stored` or :func:`rbdyn.driver.report.derive_stored` when
+  they ask); the driver calls :func:`rbdyn.driver.report.finish` after the kernel.
 
 The loop over the steps lives in the kernel, not in a driver that calls a step function: a
 call per step of a small body would cost more than its arithmetic (see :mod:`rbdyn._compile`).

@@ -13,7 +13,8 @@ import numpy as np
 
 from .. import so3
 from .._compile import njit, njit_inline
-from ..driver.report import count_iterations, derive_stored, fold, record_due, schedule, start, store
+from ..driver.report import (count_iterations, derive_stored, fold_stored, record_due, schedule, start, store,
+                            store_step)
 from ..driver.status import STATUS_NONFINITE, STATUS_OK, STATUS_REPORT
 from ..model.arrays import body_loads_into, has_user_loads, user_loads_into, user_scratch
 from ..so3 import cross, mat3, mat_T_vec, mat_vec, put_mat3, put_vec3, unit_quat_to_mat, vec3
@@ -105,7 +106,7 @@ def symplectic_euler_advance(model, state, params, t0, h, k0, k1, out, mon):
     """Steps ``k0 .. k1 - 1`` of every body (see :mod:`rbdyn.integrators.base`)."""
     x, R, v, W, q = state
     mass, J, J_inv, pivoted, _ = model[0]
-    every, n_steps, active, counts, iterations = schedule(out, mon)
+    every, n_steps, active, counts, iterations, steps, pending = schedule(out, mon)
     user = has_user_loads(model)
     uscr = user_scratch()
     if k0 == 0:
@@ -129,8 +130,10 @@ def symplectic_euler_advance(model, state, params, t0, h, k0, k1, out, mon):
             if not finite(xi, Ri, vi, Wi):
                 return STATUS_NONFINITE, k
         count_iterations(counts, iterations, every, k, 0)
-        if active != 0 and not fold(model, x, R, v, W, mon, t0 + (k + 1) * h, False):
-            return STATUS_REPORT, k
+        if active != 0 and store_step(steps, pending, k, t0 + (k + 1) * h, x, R, v, W):
+            bad = fold_stored(model, mon)  # a block of steps, while in the cache
+            if bad >= 0:
+                return STATUS_REPORT, bad
         if record_due(every, n_steps, k) and store(out, k, t0 + (k + 1) * h, x, R, v, W):
             bad = derive_stored(model, out, k)  # a block of stored rows, while in the cache
             if bad >= 0:
@@ -180,7 +183,7 @@ def rk4_advance(model, state, params, t0, h, k0, k1, out, mon):
     """Steps ``k0 .. k1 - 1`` of every body (see :mod:`rbdyn.integrators.base`)."""
     x, R, v, W, q = state
     mass, J, J_inv, pivoted, _ = model[0]
-    every, n_steps, active, counts, iterations = schedule(out, mon)
+    every, n_steps, active, counts, iterations, steps, pending = schedule(out, mon)
     user = has_user_loads(model)
     uscr = user_scratch()
     kr = np.empty((4, 13))  # one body's stage rates
@@ -235,8 +238,10 @@ def rk4_advance(model, state, params, t0, h, k0, k1, out, mon):
             if not finite(xi, Ri, vi, Wi):
                 return STATUS_NONFINITE, k
         count_iterations(counts, iterations, every, k, 0)
-        if active != 0 and not fold(model, x, R, v, W, mon, t0 + (k + 1) * h, False):
-            return STATUS_REPORT, k
+        if active != 0 and store_step(steps, pending, k, t0 + (k + 1) * h, x, R, v, W):
+            bad = fold_stored(model, mon)  # a block of steps, while in the cache
+            if bad >= 0:
+                return STATUS_REPORT, bad
         if record_due(every, n_steps, k) and store(out, k, t0 + (k + 1) * h, x, R, v, W):
             bad = derive_stored(model, out, k)  # a block of stored rows, while in the cache
             if bad >= 0:

@@ -56,7 +56,8 @@ from .._errors import InputError
 from ..constraints.assembly import blocks_into, kind_gradient, kind_velocity_product, pose, scratch
 from ..constraints.base import MAX_ROWS, SCRATCH_VECTORS
 from ..constraints.solve import lu_solve_inplace, solve_min_norm
-from ..driver.report import count_iterations, derive_stored, fold, record_due, schedule, start, store
+from ..driver.report import (count_iterations, derive_stored, fold_stored, record_due, schedule, start, store,
+                            store_step)
 from ..driver.status import STATUS_CONSTRAINT, STATUS_NEWTON, STATUS_NONFINITE, STATUS_OK, STATUS_REPORT, STATUS_SINGULAR
 from ..model.arrays import body_loads_into, eval_loads, has_user_loads, user_loads_into, user_scratch
 from ..so3 import (exp_coefficients, exp_scaled, mat3, mat_mul, mat_T_vec, mat_vec, minus_hat, put_mat3, put_vec3,
@@ -496,7 +497,7 @@ def advance(model, state, params, t0, h, k0, k1, out, mon):
     _, _, _, _, atol, rtol, max_iter = params
     pivoted = model[0][3]  # Bodies.pivoted
     c_bodies, u_bodies = model[2][4], model[2][5]  # Constraints.c_bodies, u_bodies
-    every, n_steps, active, counts, iterations = schedule(out, mon)
+    every, n_steps, active, counts, iterations, steps, pending = schedule(out, mon)
     user = has_user_loads(model)
     uscr = user_scratch()
     wk = _work(pivoted, c_bodies, lam.shape[0])
@@ -573,8 +574,10 @@ def advance(model, state, params, t0, h, k0, k1, out, mon):
             if not row_finite(i, x, R, v, W):
                 return STATUS_NONFINITE, k
         count_iterations(counts, iterations, every, k, iters)
-        if active != 0 and not fold(model, x, R, v, W, mon, t0 + (k + 1) * h, False):
-            return STATUS_REPORT, k
+        if active != 0 and store_step(steps, pending, k, t0 + (k + 1) * h, x, R, v, W):
+            bad = fold_stored(model, mon)  # a block of steps, while in the cache
+            if bad >= 0:
+                return STATUS_REPORT, bad
         if record_due(every, n_steps, k) and store(out, k, t0 + (k + 1) * h, x, R, v, W):
             bad = derive_stored(model, out, k)  # a block of stored rows, while in the cache
             if bad >= 0:

@@ -40,7 +40,8 @@ import numpy as np
 from .._compile import njit, njit_inline
 from ..constraints.assembly import gradient_into, residuals_into, scratch
 from ..constraints.solve import lu_solve_inplace, solve_min_norm
-from ..driver.report import count_iterations, derive_stored, fold, record_due, schedule, start, store
+from ..driver.report import (count_iterations, derive_stored, fold_stored, record_due, schedule, start, store,
+                            store_step)
 from ..driver.status import STATUS_CONSTRAINT, STATUS_NEWTON, STATUS_NONFINITE, STATUS_OK, STATUS_REPORT, STATUS_SINGULAR
 from ..model.arrays import body_loads_into, has_user_loads, user_loads_into, user_scratch
 from ..so3 import (cross, dot3_add, exp_coefficients, exp_scaled, mat3, mat_mul, mat_T_vec, mat_vec, put_mat3, put_vec3,
@@ -391,7 +392,7 @@ def advance(model, state, params, t0, h, k0, k1, out, mon):
     ckind, cbody, cdata, crow, c_bodies, u_bodies = model[2]  # Constraints
     variant, newton_tol, max_iter, ctol, cmax = params
     tol = newton_tol * 0.5 * h
-    every, n_steps, active, counts, iterations = schedule(out, mon)
+    every, n_steps, active, counts, iterations, steps, pending = schedule(out, mon)
     user = has_user_loads(model)
     uscr = user_scratch()
     wk = _work(x.shape[0], c_bodies, P.shape[0])
@@ -516,8 +517,10 @@ def advance(model, state, params, t0, h, k0, k1, out, mon):
                 return STATUS_NONFINITE, k
             iters += it
         count_iterations(counts, iterations, every, k, iters)
-        if active != 0 and not fold(model, x, R, v, W, mon, t0 + (k + 1) * h, False):
-            return STATUS_REPORT, k
+        if active != 0 and store_step(steps, pending, k, t0 + (k + 1) * h, x, R, v, W):
+            bad = fold_stored(model, mon)  # a block of steps, while in the cache
+            if bad >= 0:
+                return STATUS_REPORT, bad
         if record_due(every, n_steps, k) and store(out, k, t0 + (k + 1) * h, x, R, v, W):
             bad = derive_stored(model, out, k)  # a block of stored rows, while in the cache
             if bad >= 0:
