@@ -380,12 +380,6 @@ def run(system: System, scheme: Scheme, length: RunLength, *, progress=None, on_
             "available; increase every (or dt), or shorten t_end",
         ) from None
     kernel = scheme.compiled_kernel(system)
-    # the rows' energies, momenta and residuals, derived from their stored states after each call
-    # (imported here, with the kernels: listing or checking needs no compiled code)
-    from .driver.report import finish
-    from .kernels.callbacks import python_finish
-
-    finish = python_finish(system) if system.callbacks else finish
     args = system.kernel_model, plain(state), plain(scheme.params())
     out_t, mon_t = plain(out), plain(mon)
     bar = _Progress(n_steps, progress)
@@ -401,7 +395,7 @@ def run(system: System, scheme: Scheme, length: RunLength, *, progress=None, on_
             while True:
                 stop = min(k + chunk, n_steps)
                 tic = time.perf_counter()
-                code, k = finish(args[0], out_t, mon_t, *kernel(*args, 0.0, dt, k, stop, out_t, mon_t))
+                code, k = kernel(*args, 0.0, dt, k, stop, out_t, mon_t)
                 wall += time.perf_counter() - tic
                 bar.update(k, final=k == n_steps)
                 if code != 0 or k >= n_steps:

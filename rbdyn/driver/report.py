@@ -7,8 +7,9 @@ every step it calls :func:`count_iterations`, then :func:`store_step` when the m
 its row of the preallocated :class:`Output`). When a block is full
 (:func:`rbdyn.driver.records.block_rows`: a cache's worth), the kernel calls :func:`fold_stored`
 or :func:`derive_stored`, which derive the stored states' mass centres, energies, momenta and
-constraint residuals (:func:`derive`) and fold the monitor's into its reductions; the driver
-calls :func:`finish` for the rest after the kernel returns. Nothing goes back to Python between
+constraint residuals (:func:`derive`) and fold the monitor's into its reductions. A kernel is its
+steps followed by :func:`finish`, which settles the rest, in one compiled call (a second call
+from Python would cost the typing of the records again). Nothing goes back to Python between
 steps, and nothing is allocated.
 
 Why a kernel stores and derives apart: numba counts the references of the arrays a compiled

@@ -23,7 +23,8 @@ state to state (the idea of diffrax). A scheme supplies
   step :func:`rbdyn.driver.report.count_iterations`, :func:`rbdyn.driver.report.store_step`
   when the monitor is active and :func:`rbdyn.driver.report.store` when a row is due (then
   :func:`rbdyn.driver.report.fold_stored` or :func:`rbdyn.driver.report.derive_stored` when
-  they ask); the driver calls :func:`rbdyn.driver.report.finish` after the kernel.
+  they ask), and returns what :func:`rbdyn.driver.report.finish` makes of its ``(status, k)``
+  (a kernel is its steps followed by that call).
 
 The loop over the steps lives in the kernel, not in a driver that calls a step function: a
 call per step of a small body would cost more than its arithmetic (see :mod:`rbdyn._compile`).

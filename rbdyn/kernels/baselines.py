@@ -13,8 +13,8 @@ import numpy as np
 
 from .. import so3
 from .._compile import njit, njit_inline
-from ..driver.report import (count_iterations, derive_stored, fold_stored, record_due, schedule, start, store,
-                            store_step)
+from ..driver.report import (count_iterations, derive_stored, finish, fold_stored, record_due, schedule, start,
+                            store, store_step)
 from ..driver.status import STATUS_NONFINITE, STATUS_OK, STATUS_REPORT
 from ..model.arrays import body_loads_into, has_user_loads, user_loads_into, user_scratch
 from ..so3 import cross, mat3, mat_T_vec, mat_vec, put_mat3, put_vec3, unit_quat_to_mat, vec3
@@ -102,7 +102,7 @@ def _symplectic_euler_body(mass, J, J_inv, pivoted, x, R, v, W, F, T, q, h):
 
 
 @njit
-def symplectic_euler_advance(model, state, params, t0, h, k0, k1, out, mon):
+def _symplectic_euler_steps(model, state, params, t0, h, k0, k1, out, mon):
     """Steps ``k0 .. k1 - 1`` of every body (see :mod:`rbdyn.integrators.base`)."""
     x, R, v, W, q = state
     mass, J, J_inv, pivoted, _ = model[0]
@@ -139,6 +139,14 @@ def symplectic_euler_advance(model, state, params, t0, h, k0, k1, out, mon):
             if bad >= 0:
                 return STATUS_REPORT, bad
     return STATUS_OK, k1
+
+
+@njit
+def symplectic_euler_advance(model, state, params, t0, h, k0, k1, out, mon):
+    """The steps, then the driver's :func:`~rbdyn.driver.report.finish` (the rows and monitor
+    steps stored since the last block), in one compiled call."""
+    code, k = _symplectic_euler_steps(model, state, params, t0, h, k0, k1, out, mon)
+    return finish(model, out, mon, code, k)
 
 
 @njit_inline
@@ -179,7 +187,7 @@ _KX, _KQ, _KV, _KW = 0, 3, 7, 10
 
 
 @njit
-def rk4_advance(model, state, params, t0, h, k0, k1, out, mon):
+def _rk4_steps(model, state, params, t0, h, k0, k1, out, mon):
     """Steps ``k0 .. k1 - 1`` of every body (see :mod:`rbdyn.integrators.base`)."""
     x, R, v, W, q = state
     mass, J, J_inv, pivoted, _ = model[0]
@@ -247,3 +255,11 @@ def rk4_advance(model, state, params, t0, h, k0, k1, out, mon):
             if bad >= 0:
                 return STATUS_REPORT, bad
     return STATUS_OK, k1
+
+
+@njit
+def rk4_advance(model, state, params, t0, h, k0, k1, out, mon):
+    """The steps, then the driver's :func:`~rbdyn.driver.report.finish` (the rows and monitor
+    steps stored since the last block), in one compiled call."""
+    code, k = _rk4_steps(model, state, params, t0, h, k0, k1, out, mon)
+    return finish(model, out, mon, code, k)

@@ -7,10 +7,9 @@ import numpy as np
 
 from .._errors import InputError
 from .._compile import python_variant
-from ..driver import report
 from ..model import arrays
 
-__all__ = ["callback_loads", "callback_potentials", "python_kernel", "python_finish"]
+__all__ = ["callback_loads", "callback_potentials", "python_kernel"]
 
 
 def python_kernel(kernel, system):
@@ -18,12 +17,6 @@ def python_kernel(kernel, system):
     system's Python callbacks."""
     return python_variant(kernel, {"body_loads_into": callback_loads(system),
                                    "eval_potentials": callback_potentials(system)})
-
-
-def python_finish(system):
-    """:func:`rbdyn.driver.report.finish`'s source run as Python, with reported potentials that
-    include the system's Python callbacks."""
-    return python_variant(report.finish, {"eval_potentials": callback_potentials(system)})
 
 
 def callback_loads(system):

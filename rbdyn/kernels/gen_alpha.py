@@ -56,8 +56,8 @@ from .._errors import InputError
 from ..constraints.assembly import blocks_into, kind_gradient, kind_velocity_product, pose, scratch
 from ..constraints.base import MAX_ROWS, SCRATCH_VECTORS
 from ..constraints.solve import lu_solve_inplace, solve_min_norm
-from ..driver.report import (count_iterations, derive_stored, fold_stored, record_due, schedule, start, store,
-                            store_step)
+from ..driver.report import (count_iterations, derive_stored, finish, fold_stored, record_due, schedule, start,
+                            store, store_step)
 from ..driver.status import STATUS_CONSTRAINT, STATUS_NEWTON, STATUS_NONFINITE, STATUS_OK, STATUS_REPORT, STATUS_SINGULAR
 from ..model.arrays import body_loads_into, eval_loads, has_user_loads, user_loads_into, user_scratch
 from ..so3 import (exp_coefficients, exp_scaled, mat3, mat_mul, mat_T_vec, mat_vec, minus_hat, put_mat3, put_vec3,
@@ -484,7 +484,7 @@ def _set_coefficients(coef, params, h):
 
 
 @njit
-def advance(model, state, params, t0, h, k0, k1, out, mon):
+def _steps(model, state, params, t0, h, k0, k1, out, mon):
     """Steps ``k0 .. k1 - 1`` (step ``k`` starts at ``t0 + k h``), recording through the
     driver; returns ``(status, k)`` with ``k`` the first step not completed (see
     :mod:`rbdyn.integrators.base`).
@@ -583,6 +583,14 @@ def advance(model, state, params, t0, h, k0, k1, out, mon):
             if bad >= 0:
                 return STATUS_REPORT, bad
     return STATUS_OK, k1
+
+
+@njit
+def advance(model, state, params, t0, h, k0, k1, out, mon):
+    """The steps, then the driver's :func:`~rbdyn.driver.report.finish` (the rows and monitor
+    steps stored since the last block), in one compiled call."""
+    code, k = _steps(model, state, params, t0, h, k0, k1, out, mon)
+    return finish(model, out, mon, code, k)
 
 
 # -- consistent initial accelerations ------------------------------------------------

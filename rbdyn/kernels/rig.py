@@ -40,8 +40,8 @@ import numpy as np
 from .._compile import njit, njit_inline
 from ..constraints.assembly import gradient_into, residuals_into, scratch
 from ..constraints.solve import lu_solve_inplace, solve_min_norm
-from ..driver.report import (count_iterations, derive_stored, fold_stored, record_due, schedule, start, store,
-                            store_step)
+from ..driver.report import (count_iterations, derive_stored, finish, fold_stored, record_due, schedule, start,
+                            store, store_step)
 from ..driver.status import STATUS_CONSTRAINT, STATUS_NEWTON, STATUS_NONFINITE, STATUS_OK, STATUS_REPORT, STATUS_SINGULAR
 from ..model.arrays import body_loads_into, has_user_loads, user_loads_into, user_scratch
 from ..so3 import (cross, dot3_add, exp_coefficients, exp_scaled, mat3, mat_mul, mat_T_vec, mat_vec, put_mat3, put_vec3,
@@ -378,7 +378,7 @@ def _newton_matrix(B_mid, B_end, trans_sens, rot_sens, crow, cbody, local, Z, K)
 
 
 @njit
-def advance(model, state, params, t0, h, k0, k1, out, mon):
+def _steps(model, state, params, t0, h, k0, k1, out, mon):
     """Steps ``k0 .. k1 - 1`` (step ``k`` starts at ``t0 + k h``), recording through the
     driver; returns ``(status, k)`` with ``k`` the first step not completed (see
     :mod:`rbdyn.integrators.base`).
@@ -526,3 +526,11 @@ def advance(model, state, params, t0, h, k0, k1, out, mon):
             if bad >= 0:
                 return STATUS_REPORT, bad
     return STATUS_OK, k1
+
+
+@njit
+def advance(model, state, params, t0, h, k0, k1, out, mon):
+    """The steps, then the driver's :func:`~rbdyn.driver.report.finish` (the rows and monitor
+    steps stored since the last block), in one compiled call."""
+    code, k = _steps(model, state, params, t0, h, k0, k1, out, mon)
+    return finish(model, out, mon, code, k)
