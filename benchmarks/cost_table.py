@@ -22,7 +22,7 @@ them alike):
   (10 s for the boxes, 0.8 s for Kynema's top). rbdyn's time is ``Trajectory.wall_time`` of
   runs that record only their first and last rows, less the fixed cost of entering the
   compiled loop, which ``wall_time`` includes once per call (measured on runs of no step,
-  about 0.1 ms, given in the note column): the table's step costs are marginal.
+  about 50 µs, given in the note column): the table's step costs are marginal.
   MuJoCo's is the faster of ``mujoco.rollout`` (less its fixed cost per call, measured on
   one-step rollouts) and an ``mj_step`` loop, chosen on one sample.
 * **step, many bodies**: per scheme, microseconds per body-step at the largest N over those

@@ -380,7 +380,7 @@ def run(system: System, scheme: Scheme, length: RunLength, *, progress=None, on_
             "available; increase every (or dt), or shorten t_end",
         ) from None
     kernel = scheme.compiled_kernel(system)
-    args = system.kernel_model, plain(state), plain(scheme.params())
+    args = system.kernel_model, plain(records.functions(system, metrics)), plain(state), plain(scheme.params())
     out_t, mon_t = plain(out), plain(mon)
     bar = _Progress(n_steps, progress)
     # The kernel runs in chunks of steps (the same steps, the same arithmetic): for the progress bar,

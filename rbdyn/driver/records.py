@@ -19,9 +19,10 @@ from numba import types
 
 from .._compile import function_list
 from ..constraints.assembly import scratch as assembly_scratch
+from ..model.arrays import Functions
 
 __all__ = ["RECORDED", "row_shapes", "row_bytes", "block_rows", "Output", "output", "finite_row", "BUILTIN", "METRIC_SIGNATURE",
-           "Monitor", "monitor", "Reduction", "reductions", "MAX_COUNTED"]
+           "Monitor", "monitor", "functions", "Reduction", "reductions", "MAX_COUNTED"]
 
 #: What one output row records, in order: the name and the shape of one row, in which ``"B"`` is
 #: the number of bodies and ``"M"`` the number of constraint rows.
@@ -142,9 +143,9 @@ class Monitor(NamedTuple):
     ``start`` holds the energy, linear and angular momentum at t = 0 (7 numbers) that the
     ``*_error`` quantities are measured from; ``builtin`` (3, len(BUILTIN)) the smallest, largest
     and final value of each built-in quantity; ``metric`` (n_metrics, 4, width) the smallest,
-    largest and final values of each metric and its current ones; ``metric_fn`` (a typed list of
-    functions of :data:`METRIC_SIGNATURE`), ``metric_params`` (n_metrics, n_params) and
-    ``metric_size`` the metrics themselves; ``block`` an :class:`Output` of :func:`block_rows`
+    largest and final values of each metric and its current ones; ``metric_params`` (n_metrics,
+    n_params) and ``metric_size`` the metrics' parameters and sizes (their functions are in the
+    kernel's :class:`rbdyn.model.arrays.Functions`, see :func:`functions`); ``block`` an :class:`Output` of :func:`block_rows`
     rows, which holds the steps stored and not yet folded, and ``pending`` (two numbers) how many
     they are and the first one's step: they are derived as recorded rows are, a block at a time
     (:func:`rbdyn.driver.report.store_step`).
@@ -153,7 +154,6 @@ class Monitor(NamedTuple):
     active: int
     start: np.ndarray
     builtin: np.ndarray
-    metric_fn: object
     metric_params: np.ndarray
     metric_size: np.ndarray
     metric: np.ndarray
@@ -175,10 +175,18 @@ def monitor(n_bodies: int, n_rows: int, active: bool, metrics=()) -> Monitor:
     metric = np.zeros((nm, 4, width))
     metric[:, MIN], metric[:, MAX] = np.inf, -np.inf
     return Monitor(active=1 if active else 0, start=np.zeros(7), builtin=builtin,
-                   metric_fn=function_list(METRIC_SIGNATURE, [mt.fn for mt in metrics]), metric_params=params,
+                   metric_params=params,
                    metric_size=np.array([mt.size for mt in metrics], dtype=np.int64), metric=metric,
                    block=output(n_bodies, n_rows, block_rows(n_bodies, n_rows) - 1, 1) if active else output(0, 0, 0, 1),
                    pending=np.zeros(2, dtype=np.int64))
+
+
+def functions(system, metrics=()) -> Functions:
+    """The compiled functions a kernel calls for ``system`` and ``metrics`` (objects with ``fn``,
+    see :class:`rbdyn.Metric`): its compiled loads and their potentials, and the metrics."""
+    user_fn, user_potential = system.load_functions
+    return Functions(user_fn=user_fn, user_potential=user_potential,
+                     metric_fn=function_list(METRIC_SIGNATURE, [mt.fn for mt in metrics]))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -46,7 +46,7 @@ __all__ = ["schedule", "start", "count_iterations", "record_due", "store", "deri
 
 
 @njit
-def derive(model, out, r0, r1):
+def derive(model, functions, out, r0, r1):
     """Derive rows ``r0 .. r1 - 1`` of ``out`` (an :class:`Output` as a plain tuple) from the state
     :func:`store` stored in them: mass-centre positions and velocities (world) in place of the
     body origins', kinetic and potential energy, linear momentum and angular momentum about the
@@ -64,7 +64,7 @@ def derive(model, out, r0, r1):
     (_, _, t_out, x_out, v_out, R_out, W_out, kin_out, pot_out, p_out, L_out, g_out, _, _, _, _, scr) = out
     x_org, R_row, g_row, floor, assembly = scr
     mass, J, _, _, com = model[0]  # Bodies
-    (g, force, _, point_start, point_body, point_force, _, _, _, _,
+    (g, force, _, point_start, point_body, point_force, _, _,
      spring_start, spring_point, spring_anchor, spring_stiffness, spring_rest) = model[1]  # Loads
     # one test instead of two empty loops per body: most systems have no point force or spring
     pointed = point_start[-1] > 0 or spring_start[-1] > 0
@@ -149,7 +149,7 @@ def derive(model, out, r0, r1):
         pot_out[r] = potential
         p_out[r, 0], p_out[r, 1], p_out[r, 2] = p0, p1, p2
         L_out[r, 0], L_out[r, 1], L_out[r, 2] = L0, L1, L2
-    eval_potentials(model, t_out, x_out, R_out, pot_out, r0, r1)
+    eval_potentials(model, functions, t_out, x_out, R_out, pot_out, r0, r1)
     for r in range(r0, r1):
         ok = np.isfinite(kin_out[r]) and np.isfinite(pot_out[r])
         for a in range(3):
@@ -195,12 +195,13 @@ def _store(out, row, t, x, R, v, W):
 
 
 @njit
-def _fold_rows(mon, n, first_step):
+def _fold_rows(functions, mon, n, first_step):
     """Fold the first ``n`` rows of the monitor's block, derived, into its reductions: steps
     ``first_step .. first_step + n - 1``. Returns -1, or the first of those steps whose energy,
     momentum, residual or metric is not finite (a residual's ends the folding before that step;
     the others are folded all the same)."""
-    _, s, builtin, metric_fn, metric_params, metric_size, metric, block, _ = mon
+    _, s, builtin, metric_params, metric_size, metric, block, _ = mon
+    metric_fn = functions[2]
     _, _, t_b, xc, vc, R_b, W_b, kin, pot, p, L, g, _, _, _, _, _ = block
     for j in range(n):
         E = kin[j] + pot[j]
@@ -236,26 +237,26 @@ def schedule(out, mon):
     kernel binds once, before its loop, so that the loop reads no record (``steps`` and
     ``pending``: the monitor's block, see :func:`store_step`)."""
     every, n_steps, iterations, counts = out[0], out[1], out[12], out[13]
-    return every, n_steps, mon[0], counts, iterations, mon[7], mon[8]
+    return every, n_steps, mon[0], counts, iterations, mon[6], mon[7]
 
 
 @njit
-def start(model, x, R, v, W, out, mon):
+def start(model, functions, x, R, v, W, out, mon):
     """Before a run's first step: store row 0 (t = 0) and, when the monitor is active, start the
     reductions from it (the errors are measured from its energy and momenta). Returns 0, or
     :data:`STATUS_REPORT` if a reduced quantity is not finite."""
     _store(out, 0, 0.0, x, R, v, W)
     if mon[0] == 0:
         return 0
-    s, block = mon[1], mon[7]
+    s, block = mon[1], mon[6]
     _store(block, 0, 0.0, x, R, v, W)
-    derive(model, block, 0, 1)
+    derive(model, functions, block, 0, 1)
     kin, pot, p, L = block[7], block[8], block[9], block[10]
     s[0] = kin[0] + pot[0]
     for a in range(3):
         s[1 + a] = p[0, a]
         s[4 + a] = L[0, a]
-    return 0 if _fold_rows(mon, 1, 0) < 0 else STATUS_REPORT
+    return 0 if _fold_rows(functions, mon, 1, 0) < 0 else STATUS_REPORT
 
 
 @njit_inline
@@ -290,10 +291,10 @@ def store(out, k, t, x, R, v, W):
 
 
 @njit
-def derive_stored(model, out, k):
+def derive_stored(model, functions, out, k):
     """After :func:`store` of step ``k`` asked for it: derive the stored rows not yet derived.
     Returns -1, or the step whose row has a derived quantity that is not finite."""
-    return _derive_stored(model, out, (k + out[0]) // out[0] + 1)
+    return _derive_stored(model, functions, out, (k + out[0]) // out[0] + 1)
 
 
 @njit
@@ -310,24 +311,24 @@ def store_step(steps, pending, k, t, x, R, v, W):
 
 
 @njit
-def fold_stored(model, mon):
+def fold_stored(model, functions, mon):
     """Derive the steps stored in the monitor's block (:func:`store_step`) and fold them into its
     reductions. Returns -1, or the first step whose reported quantity is not finite."""
-    block, pending = mon[7], mon[8]
+    block, pending = mon[6], mon[7]
     n = pending[0]
     if n == 0:
         return -1
     pending[0] = 0
-    derive(model, block, 0, n)
-    return _fold_rows(mon, n, pending[1])
+    derive(model, functions, block, 0, n)
+    return _fold_rows(functions, mon, n, pending[1])
 
 
 @njit
-def _derive_stored(model, out, r1):
+def _derive_stored(model, functions, out, r1):
     """Derive the stored rows not yet derived, up to row ``r1`` (excluded); -1, or the step whose
     row has a derived quantity that is not finite (0: the initial state)."""
     every, n_steps, derived = out[0], out[1], out[14]
-    bad = derive(model, out, derived[0], r1)
+    bad = derive(model, functions, out, derived[0], r1)
     derived[0] = max(derived[0], r1)
     if bad < 0:
         return -1
@@ -342,14 +343,14 @@ def stored_rows(k, every, n_steps):
 
 
 @njit
-def finish(model, out, mon, code, k):
+def finish(model, functions, out, mon, code, k):
     """What a kernel call that ended with ``(code, k)`` returns once the rows and monitor steps it
     stored are derived and folded (:func:`derive`): ``(code, k)``, or ``(STATUS_REPORT, step)``
     with the first step whose reported quantity is not finite (0 for the initial state), when
     that is before the kernel's own failure."""
-    bad = _derive_stored(model, out, stored_rows(k, out[0], out[1]))
+    bad = _derive_stored(model, functions, out, stored_rows(k, out[0], out[1]))
     if mon[0] != 0:
-        bad_mon = fold_stored(model, mon)
+        bad_mon = fold_stored(model, functions, mon)
         if bad_mon >= 0 and (bad < 0 or bad_mon < bad):
             bad = bad_mon
     if bad < 0 or (code != 0 and k <= bad):

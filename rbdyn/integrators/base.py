@@ -11,9 +11,11 @@ state to state (the idea of diffrax). A scheme supplies
 * ``kernel()``: the compiled function (in :mod:`rbdyn.kernels`, imported on first use) that
   takes steps ``k0 .. k1 - 1`` in place, step ``k`` from ``t0 + k h`` to ``t0 + (k + 1) h``::
 
-      status, k = kernel(model, state, params, t0, h, k0, k1, out, monitor)
+      status, k = kernel(model, functions, state, params, t0, h, k0, k1, out, monitor)
 
-  with ``model`` the system's arrays (:attr:`rbdyn.System.kernel_model`), ``state`` and
+  with ``model`` the system's arrays (:attr:`rbdyn.System.kernel_model`), ``functions`` the
+  compiled functions it calls (:class:`rbdyn.model.arrays.Functions`: the compiled loads, their
+  potentials, the run's metrics; apart from the arrays, which numba then types in C), ``state`` and
   ``params`` the scheme's records, ``out`` and ``monitor`` the run's
   (:class:`rbdyn.driver.records.Output`, :class:`rbdyn.driver.records.Monitor`), every
   record as a plain tuple (:func:`rbdyn._compile.plain`); ``status`` is one of the
@@ -173,7 +175,8 @@ class Scheme:
         out = records.output(system.n_bodies, system.n_constraint_rows, n, 1)
         mon = records.monitor(system.n_bodies, system.n_constraint_rows, False)
         with quiet():
-            status, done = self.compiled_kernel(system)(system.kernel_model, plain(state), plain(self.params()),
+            status, done = self.compiled_kernel(system)(system.kernel_model, plain(records.functions(system)),
+                                                        plain(state), plain(self.params()),
                                                         float(t0), float(h), 0, n, plain(out), plain(mon))
         if counters is not None:
             counters[offset:offset + done] = out.iterations[:done]

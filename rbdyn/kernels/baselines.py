@@ -102,7 +102,7 @@ def _symplectic_euler_body(mass, J, J_inv, pivoted, x, R, v, W, F, T, q, h):
 
 
 @njit
-def _symplectic_euler_steps(model, state, params, t0, h, k0, k1, out, mon):
+def _symplectic_euler_steps(model, functions, state, params, t0, h, k0, k1, out, mon):
     """Steps ``k0 .. k1 - 1`` of every body (see :mod:`rbdyn.integrators.base`)."""
     x, R, v, W, q = state
     mass, J, J_inv, pivoted, _ = model[0]
@@ -110,7 +110,7 @@ def _symplectic_euler_steps(model, state, params, t0, h, k0, k1, out, mon):
     user = has_user_loads(model)
     uscr = user_scratch()
     if k0 == 0:
-        code = start(model, x, R, v, W, out, mon)
+        code = start(model, functions, x, R, v, W, out, mon)
         if code != 0:
             return code, 0
     for k in range(k0, k1):
@@ -119,7 +119,7 @@ def _symplectic_euler_steps(model, state, params, t0, h, k0, k1, out, mon):
             xi, Ri, vi, Wi = vec3(x, i), mat3(R, i), vec3(v, i), vec3(W, i)
             F, T = body_loads_into(model, i, t, xi, Ri, vi, Wi)
             if user:
-                F, T = user_loads_into(model, i, t, xi, Ri, vi, Wi, F, T, uscr)
+                F, T = user_loads_into(model, functions, i, t, xi, Ri, vi, Wi, F, T, uscr)
             xi, Ri, vi, Wi, qi = _symplectic_euler_body(mass[i], mat3(J, i), mat3(J_inv, i), pivoted[i], xi, Ri, vi,
                                                         Wi, F, T, _quat4(q, i), h)
             put_vec3(x, i, xi)
@@ -131,22 +131,22 @@ def _symplectic_euler_steps(model, state, params, t0, h, k0, k1, out, mon):
                 return STATUS_NONFINITE, k
         count_iterations(counts, iterations, every, k, 0)
         if active != 0 and store_step(steps, pending, k, t0 + (k + 1) * h, x, R, v, W):
-            bad = fold_stored(model, mon)  # a block of steps, while in the cache
+            bad = fold_stored(model, functions, mon)  # a block of steps, while in the cache
             if bad >= 0:
                 return STATUS_REPORT, bad
         if record_due(every, n_steps, k) and store(out, k, t0 + (k + 1) * h, x, R, v, W):
-            bad = derive_stored(model, out, k)  # a block of stored rows, while in the cache
+            bad = derive_stored(model, functions, out, k)  # a block of stored rows, while in the cache
             if bad >= 0:
                 return STATUS_REPORT, bad
     return STATUS_OK, k1
 
 
 @njit
-def symplectic_euler_advance(model, state, params, t0, h, k0, k1, out, mon):
+def symplectic_euler_advance(model, functions, state, params, t0, h, k0, k1, out, mon):
     """The steps, then the driver's :func:`~rbdyn.driver.report.finish` (the rows and monitor
     steps stored since the last block), in one compiled call."""
-    code, k = _symplectic_euler_steps(model, state, params, t0, h, k0, k1, out, mon)
-    return finish(model, out, mon, code, k)
+    code, k = _symplectic_euler_steps(model, functions, state, params, t0, h, k0, k1, out, mon)
+    return finish(model, functions, out, mon, code, k)
 
 
 @njit_inline
@@ -187,7 +187,7 @@ _KX, _KQ, _KV, _KW = 0, 3, 7, 10
 
 
 @njit
-def _rk4_steps(model, state, params, t0, h, k0, k1, out, mon):
+def _rk4_steps(model, functions, state, params, t0, h, k0, k1, out, mon):
     """Steps ``k0 .. k1 - 1`` of every body (see :mod:`rbdyn.integrators.base`)."""
     x, R, v, W, q = state
     mass, J, J_inv, pivoted, _ = model[0]
@@ -196,7 +196,7 @@ def _rk4_steps(model, state, params, t0, h, k0, k1, out, mon):
     uscr = user_scratch()
     kr = np.empty((4, 13))  # one body's stage rates
     if k0 == 0:
-        code = start(model, x, R, v, W, out, mon)
+        code = start(model, functions, x, R, v, W, out, mon)
         if code != 0:
             return code, 0
     h6 = h / 6.0
@@ -222,7 +222,7 @@ def _rk4_steps(model, state, params, t0, h, k0, k1, out, mon):
                 ts = t + c * h
                 F, T = body_loads_into(model, i, ts, xs, Rs, vs, Ws)
                 if user:
-                    F, T = user_loads_into(model, i, ts, xs, Rs, vs, Ws, F, T, uscr)
+                    F, T = user_loads_into(model, functions, i, ts, xs, Rs, vs, Ws, F, T, uscr)
                 kx, kq, kv, kW = _rk4_rates(m, Ji, Ji_inv, p, qs, vs, Ws, Rs, F, T)
                 for a in range(3):
                     kr[s, _KX + a] = kx[a]
@@ -247,19 +247,19 @@ def _rk4_steps(model, state, params, t0, h, k0, k1, out, mon):
                 return STATUS_NONFINITE, k
         count_iterations(counts, iterations, every, k, 0)
         if active != 0 and store_step(steps, pending, k, t0 + (k + 1) * h, x, R, v, W):
-            bad = fold_stored(model, mon)  # a block of steps, while in the cache
+            bad = fold_stored(model, functions, mon)  # a block of steps, while in the cache
             if bad >= 0:
                 return STATUS_REPORT, bad
         if record_due(every, n_steps, k) and store(out, k, t0 + (k + 1) * h, x, R, v, W):
-            bad = derive_stored(model, out, k)  # a block of stored rows, while in the cache
+            bad = derive_stored(model, functions, out, k)  # a block of stored rows, while in the cache
             if bad >= 0:
                 return STATUS_REPORT, bad
     return STATUS_OK, k1
 
 
 @njit
-def rk4_advance(model, state, params, t0, h, k0, k1, out, mon):
+def rk4_advance(model, functions, state, params, t0, h, k0, k1, out, mon):
     """The steps, then the driver's :func:`~rbdyn.driver.report.finish` (the rows and monitor
     steps stored since the last block), in one compiled call."""
-    code, k = _rk4_steps(model, state, params, t0, h, k0, k1, out, mon)
-    return finish(model, out, mon, code, k)
+    code, k = _rk4_steps(model, functions, state, params, t0, h, k0, k1, out, mon)
+    return finish(model, functions, out, mon, code, k)

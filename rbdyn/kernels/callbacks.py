@@ -63,9 +63,9 @@ def callback_potentials(system):
     compiled = arrays.eval_potentials
     entries = [(system.index[cb.body], cb.potential) for cb in system.callbacks if cb.potential]
 
-    def eval_potentials(model, t, x_com, R, potential, r0, r1):
+    def eval_potentials(model, functions, t, x_com, R, potential, r0, r1):
         user = np.zeros(potential.shape[0])  # the compiled loads' share, added with the callbacks' in one sum
-        compiled(model, t, x_com, R, user, r0, r1)
+        compiled(model, functions, t, x_com, R, user, r0, r1)
         for r in range(r0, r1):
             total = user[r]
             for i, pot in entries:

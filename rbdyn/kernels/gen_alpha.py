@@ -484,7 +484,7 @@ def _set_coefficients(coef, params, h):
 
 
 @njit
-def _steps(model, state, params, t0, h, k0, k1, out, mon):
+def _steps(model, functions, state, params, t0, h, k0, k1, out, mon):
     """Steps ``k0 .. k1 - 1`` (step ``k`` starts at ``t0 + k h``), recording through the
     driver; returns ``(status, k)`` with ``k`` the first step not completed (see
     :mod:`rbdyn.integrators.base`).
@@ -505,7 +505,7 @@ def _steps(model, state, params, t0, h, k0, k1, out, mon):
     _set_coefficients(coef, params, h)
     m = lam.shape[0]
     if k0 == 0:
-        code = start(model, x, R, v, W, out, mon)
+        code = start(model, functions, x, R, v, W, out, mon)
         if code != 0:
             return code, 0
     for k in range(k0, k1):
@@ -526,7 +526,7 @@ def _steps(model, state, params, t0, h, k0, k1, out, mon):
                     xi, Ri, vi, Wi = vec3(x, i), mat3(R, i), vec3(v, i), vec3(W, i)
                     f, tau = body_loads_into(model, i, t1, xi, Ri, vi, Wi)
                     if user:
-                        f, tau = user_loads_into(model, i, t1, xi, Ri, vi, Wi, f, tau, uscr)
+                        f, tau = user_loads_into(model, functions, i, t1, xi, Ri, vi, Wi, f, tau, uscr)
                     put_vec3(F, i, f)
                     put_vec3(T, i, tau)
                 err = _coupled(model, coef, h, atol, rtol, wk.dof, wk.n_dof, x0, R0, x, R, v, W, V, vd, lam, dq, F, T,
@@ -558,7 +558,7 @@ def _steps(model, state, params, t0, h, k0, k1, out, mon):
                 xi, Ri, vi, Wi = vec3(x, i), mat3(R, i), vec3(v, i), vec3(W, i)
                 f, tau = body_loads_into(model, i, t1, xi, Ri, vi, Wi)
                 if user:
-                    f, tau = user_loads_into(model, i, t1, xi, Ri, vi, Wi, f, tau, uscr)
+                    f, tau = user_loads_into(model, functions, i, t1, xi, Ri, vi, Wi, f, tau, uscr)
                 put_vec3(F, i, f)
                 put_vec3(T, i, tau)
                 err = _single_body(model, i, coef, h, atol, rtol, x0, R0, x, R, v, W, V, vd, dq, F, T)
@@ -575,22 +575,22 @@ def _steps(model, state, params, t0, h, k0, k1, out, mon):
                 return STATUS_NONFINITE, k
         count_iterations(counts, iterations, every, k, iters)
         if active != 0 and store_step(steps, pending, k, t0 + (k + 1) * h, x, R, v, W):
-            bad = fold_stored(model, mon)  # a block of steps, while in the cache
+            bad = fold_stored(model, functions, mon)  # a block of steps, while in the cache
             if bad >= 0:
                 return STATUS_REPORT, bad
         if record_due(every, n_steps, k) and store(out, k, t0 + (k + 1) * h, x, R, v, W):
-            bad = derive_stored(model, out, k)  # a block of stored rows, while in the cache
+            bad = derive_stored(model, functions, out, k)  # a block of stored rows, while in the cache
             if bad >= 0:
                 return STATUS_REPORT, bad
     return STATUS_OK, k1
 
 
 @njit
-def advance(model, state, params, t0, h, k0, k1, out, mon):
+def advance(model, functions, state, params, t0, h, k0, k1, out, mon):
     """The steps, then the driver's :func:`~rbdyn.driver.report.finish` (the rows and monitor
     steps stored since the last block), in one compiled call."""
-    code, k = _steps(model, state, params, t0, h, k0, k1, out, mon)
-    return finish(model, out, mon, code, k)
+    code, k = _steps(model, functions, state, params, t0, h, k0, k1, out, mon)
+    return finish(model, functions, out, mon, code, k)
 
 
 # -- consistent initial accelerations ------------------------------------------------
@@ -622,10 +622,11 @@ def consistent_accelerations(system, state, t=0.0):
             xi, Ri, vi, Wi = tuple(x[i]), tuple(R[i].ravel()), tuple(v[i]), tuple(W[i])
             f, tau = loads(system.kernel_model, i, float(t), xi, Ri, vi, Wi)
             if model.loads.user_start[i + 1] > model.loads.user_start[i]:
-                f, tau = user_loads_into(system.kernel_model, i, float(t), xi, Ri, vi, Wi, f, tau, user_scratch())
+                f, tau = user_loads_into(system.kernel_model, system.load_functions, i, float(t), xi, Ri, vi, Wi, f, tau,
+                                         user_scratch())
             F[i], T[i] = f, tau
     else:  # in one compiled call: a call per body from Python costs the unboxing of the model
-        eval_loads(system.kernel_model, float(t), x, R, v, W, F, T)
+        eval_loads(system.kernel_model, system.load_functions, float(t), x, R, v, W, F, T)
     omega = np.einsum("bij,bj->bi", R, W)
     vd = np.zeros((nb, 6))
     rho = np.einsum("bij,bjk,blk->bil", R, J, R)

@@ -378,7 +378,7 @@ def _newton_matrix(B_mid, B_end, trans_sens, rot_sens, crow, cbody, local, Z, K)
 
 
 @njit
-def _steps(model, state, params, t0, h, k0, k1, out, mon):
+def _steps(model, functions, state, params, t0, h, k0, k1, out, mon):
     """Steps ``k0 .. k1 - 1`` (step ``k`` starts at ``t0 + k h``), recording through the
     driver; returns ``(status, k)`` with ``k`` the first step not completed (see
     :mod:`rbdyn.integrators.base`).
@@ -402,7 +402,7 @@ def _steps(model, state, params, t0, h, k0, k1, out, mon):
     K, K_lu, g, floor, delta = wk.K, wk.K_lu, wk.g, wk.floor, wk.delta
     cs, Ba, Bb = scratch()
     if k0 == 0:
-        code = start(model, x, R, v, W, out, mon)
+        code = start(model, functions, x, R, v, W, out, mon)
         if code != 0:
             return code, 0
     nr = P.shape[0]
@@ -419,7 +419,7 @@ def _steps(model, state, params, t0, h, k0, k1, out, mon):
                 Ei, xh, Rh = _half_step(p, vec3(x, i), mat3(R, i), vi, Wi, h)
                 F, T = body_loads_into(model, i, t + half, xh, Rh, vi, Wi)
                 if user:
-                    F, T = user_loads_into(model, i, t + half, xh, Rh, vi, Wi, F, T, uscr)
+                    F, T = user_loads_into(model, functions, i, t + half, xh, Rh, vi, Wi, F, T, uscr)
                 vf, W1f, Af = _free(mass[i], Ji, Ji_inv, p, Rh, vi, Wi, F, T, Ei, h)
                 put_vec3(x_half, i, xh)
                 put_mat3(R_half, i, Rh)
@@ -504,7 +504,7 @@ def _steps(model, state, params, t0, h, k0, k1, out, mon):
             # loads from the kernel itself, so that the Python variant for callbacks sees them
             F, T = body_loads_into(model, i, t + half, xh, Rh, vi, Wi)
             if user:
-                F, T = user_loads_into(model, i, t + half, xh, Rh, vi, Wi, F, T, uscr)
+                F, T = user_loads_into(model, functions, i, t + half, xh, Rh, vi, Wi, F, T, uscr)
             vi, W1i, Ai = _free(mass[i], Ji, Ji_inv, p, Rh, vi, Wi, F, T, Ei, h)
             it, xi, Ri, Wi, _ = _update(Ji, Ji_inv, p, variant, xh, Rh, vi, W1i, Ai, h, tol, max_iter)
             if it < 0:
@@ -518,19 +518,19 @@ def _steps(model, state, params, t0, h, k0, k1, out, mon):
             iters += it
         count_iterations(counts, iterations, every, k, iters)
         if active != 0 and store_step(steps, pending, k, t0 + (k + 1) * h, x, R, v, W):
-            bad = fold_stored(model, mon)  # a block of steps, while in the cache
+            bad = fold_stored(model, functions, mon)  # a block of steps, while in the cache
             if bad >= 0:
                 return STATUS_REPORT, bad
         if record_due(every, n_steps, k) and store(out, k, t0 + (k + 1) * h, x, R, v, W):
-            bad = derive_stored(model, out, k)  # a block of stored rows, while in the cache
+            bad = derive_stored(model, functions, out, k)  # a block of stored rows, while in the cache
             if bad >= 0:
                 return STATUS_REPORT, bad
     return STATUS_OK, k1
 
 
 @njit
-def advance(model, state, params, t0, h, k0, k1, out, mon):
+def advance(model, functions, state, params, t0, h, k0, k1, out, mon):
     """The steps, then the driver's :func:`~rbdyn.driver.report.finish` (the rows and monitor
     steps stored since the last block), in one compiled call."""
-    code, k = _steps(model, state, params, t0, h, k0, k1, out, mon)
-    return finish(model, out, mon, code, k)
+    code, k = _steps(model, functions, state, params, t0, h, k0, k1, out, mon)
+    return finish(model, functions, out, mon, code, k)

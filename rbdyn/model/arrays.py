@@ -16,10 +16,9 @@ Loads
     force at the mass centre and the constant couple; the point forces
     ``point_body`` (P, 3) (body axes, from the origin) and ``point_force``
     (P, 3), sorted by body, those of body ``i`` at ``point_start[i]`` to
-    ``point_start[i + 1]``; the compiled user loads ``user_fn`` (a typed list
-    of functions of :data:`LOAD_SIGNATURE`), their ``user_params`` (U, K) and
-    ``user_potential`` (functions of :data:`POTENTIAL_SIGNATURE`), sorted by
-    body with ``user_start`` (N + 1,); the linear springs from a body point to a
+    ``point_start[i + 1]``; the compiled user loads' ``user_params`` (U, K),
+    sorted by body with ``user_start`` (N + 1,), whose functions and potentials
+    are in :class:`Functions`; the linear springs from a body point to a
     world point, ``spring_point`` (body axes), ``spring_anchor`` (world),
     ``spring_stiffness`` and ``spring_rest`` (length), sorted by body with
     ``spring_start``.
@@ -54,6 +53,7 @@ __all__ = [
     "user_loads_into",
     "eval_loads",
     "eval_potentials",
+    "Functions",
 ]
 
 _vec = types.float64[::1]
@@ -87,9 +87,7 @@ class Loads(NamedTuple):
     point_body: np.ndarray
     point_force: np.ndarray
     user_start: np.ndarray
-    user_fn: object
     user_params: np.ndarray
-    user_potential: object
     spring_start: np.ndarray
     spring_point: np.ndarray
     spring_anchor: np.ndarray
@@ -103,6 +101,22 @@ class Model(NamedTuple):
     constraints: tuple
 
 
+class Functions(NamedTuple):
+    """The compiled functions a kernel calls, apart from the model's arrays: the compiled loads
+    (``user_fn``, :data:`LOAD_SIGNATURE`) and their potentials (``user_potential``,
+    :data:`POTENTIAL_SIGNATURE`), in the order of :class:`Loads`' ``user_start``, and the run's
+    metrics (``metric_fn``, see :mod:`rbdyn.driver.records`); typed lists.
+
+    They cross into a kernel as an argument of their own: numba types a record that holds a typed
+    list in Python (about 5 µs per array it holds), and records of arrays alone in C. Held in the
+    model, they made every call of a kernel cost about half a millisecond before its first step.
+    """
+
+    user_fn: object
+    user_potential: object
+    metric_fn: object
+
+
 def _by_body(n_bodies, owners):
     """Stable order of ``owners`` by body, and the start of each body's run (N + 1,)."""
     owners = np.asarray(owners, dtype=np.int64)
@@ -111,8 +125,9 @@ def _by_body(n_bodies, owners):
     return order, start
 
 
-def pack_loads(n_bodies, gravity, constant_forces, constant_torques, point_forces, compiled_loads, springs=()) -> Loads:
-    """The loads of a system as arrays.
+def pack_loads(n_bodies, gravity, constant_forces, constant_torques, point_forces, compiled_loads, springs=()):
+    """The loads of a system as arrays (:class:`Loads`), and the typed lists of the compiled loads'
+    functions and potentials (the first two fields of :class:`Functions`).
 
     ``constant_forces`` / ``constant_torques``: (body, vector) pairs, summed per
     body in the order given; ``point_forces``: (body, point_body, force);
@@ -138,7 +153,7 @@ def pack_loads(n_bodies, gravity, constant_forces, constant_torques, point_force
         fns.append(fn)
         pots.append(potential if potential is not None else njit_signature(_no_potential, POTENTIAL_SIGNATURE))
     order, s_start = _by_body(n_bodies, [k for k, *_ in springs])
-    return Loads(
+    loads = Loads(
         gravity=np.array(gravity, dtype=float),
         force=F,
         torque=T,
@@ -146,15 +161,14 @@ def pack_loads(n_bodies, gravity, constant_forces, constant_torques, point_force
         point_body=p_point,
         point_force=p_force,
         user_start=u_start,
-        user_fn=function_list(LOAD_SIGNATURE, fns),
         user_params=u_params,
-        user_potential=function_list(POTENTIAL_SIGNATURE, pots),
         spring_start=s_start,
         spring_point=np.array([springs[j][1] for j in order], dtype=float).reshape(-1, 3),
         spring_anchor=np.array([springs[j][2] for j in order], dtype=float).reshape(-1, 3),
         spring_stiffness=np.array([springs[j][3] for j in order], dtype=float),
         spring_rest=np.array([springs[j][4] for j in order], dtype=float),
     )
+    return loads, (function_list(LOAD_SIGNATURE, fns), function_list(POTENTIAL_SIGNATURE, pots))
 
 
 @njit_inline
@@ -171,7 +185,7 @@ def body_loads_into(model, i, t, x, R, v, W):
     when there are any).
     """
     mass, _, _, _, com = model[0]  # Bodies
-    (gravity, force, torque, point_start, point_body, point_force, _, _, _, _,
+    (gravity, force, torque, point_start, point_body, point_force, _, _,
      spring_start, spring_point, spring_anchor, spring_stiffness, spring_rest) = model[1]  # Loads
     m = mass[i]
     # Gravity and the constant force act at the mass centre, c = R com from the body
@@ -233,11 +247,13 @@ def user_scratch():
 
 
 @njit
-def user_loads_into(model, i, t, x, R, v, W, f, tau, scr):
+def user_loads_into(model, functions, i, t, x, R, v, W, f, tau, scr):
     """``(f, tau)`` with the compiled user loads of body ``i`` added (the arguments as in
-    :func:`body_loads_into`; ``scr`` from :func:`user_scratch`)."""
+    :func:`body_loads_into`; ``functions`` a :class:`Functions`, ``scr`` from
+    :func:`user_scratch`)."""
     com = model[0][4]  # Bodies.com_body
-    _, _, _, _, _, _, user_start, user_fn, user_params, _, _, _, _, _, _ = model[1]  # Loads
+    user_start, user_params = model[1][6], model[1][7]  # Loads
+    user_fn = functions[0]
     c0 = R[0] * com[i, 0] + R[1] * com[i, 1] + R[2] * com[i, 2]
     c1 = R[3] * com[i, 0] + R[4] * com[i, 1] + R[5] * com[i, 2]
     c2 = R[6] * com[i, 0] + R[7] * com[i, 1] + R[8] * com[i, 2]
@@ -271,20 +287,20 @@ def user_loads_into(model, i, t, x, R, v, W, f, tau, scr):
 
 
 @njit
-def eval_loads(model, t, x, R, v, W, F, T):
+def eval_loads(model, functions, t, x, R, v, W, F, T):
     """Every load of every body: ``F[i]``, ``T[i]`` (world, about the origin)."""
     user_start = model[1][6]  # Loads.user_start
     for i in range(x.shape[0]):
         xi, Ri, vi, Wi = vec3(x, i), mat3(R, i), vec3(v, i), vec3(W, i)
         f, tau = body_loads_into(model, i, t, xi, Ri, vi, Wi)
         if user_start[i + 1] > user_start[i]:
-            f, tau = user_loads_into(model, i, t, xi, Ri, vi, Wi, f, tau, user_scratch())
+            f, tau = user_loads_into(model, functions, i, t, xi, Ri, vi, Wi, f, tau, user_scratch())
         put_vec3(F, i, f)
         put_vec3(T, i, tau)
 
 
 @njit
-def eval_potentials(model, t, x_com, R, potential, r0, r1):
+def eval_potentials(model, functions, t, x_com, R, potential, r0, r1):
     """Add the potential energy of the compiled loads that declare one to ``potential[r]``,
     for the recorded rows ``r0 .. r1 - 1`` (times ``t``, mass centres ``x_com`` and rotations
     ``R``, leading row and body axes). The built-in loads' potentials are part of the energy's
@@ -292,7 +308,8 @@ def eval_potentials(model, t, x_com, R, potential, r0, r1):
     variant for Python callbacks rebinds to add theirs."""
     if not has_user_loads(model):
         return
-    _, _, _, _, _, _, user_start, _, user_params, user_potential, _, _, _, _, _ = model[1]  # Loads
+    user_start, user_params = model[1][6], model[1][7]  # Loads
+    user_potential = functions[1]
     for r in range(r0, r1):
         total = 0.0
         for i in range(x_com.shape[1]):

@@ -148,7 +148,9 @@ class System:
     :class:`~rbdyn.InputError`. ``System.model`` holds the named arrays the
     compiled steps read (a named tuple ``Model`` of ``Bodies``, ``Loads`` and
     ``Constraints``, declared in ``rbdyn.model.arrays`` and ``rbdyn.constraints.assembly``);
-    ``System.kernel_model`` the same as the plain tuples a kernel takes.
+    ``System.kernel_model`` the same as the plain tuples a kernel takes; ``System.load_functions``
+    the compiled loads' functions and potentials (typed lists), which a kernel takes apart from
+    the arrays.
     """
 
     def __init__(self, bodies, loads=(), constraints=(), gravity=(0.0, 0.0, 0.0)):
@@ -183,7 +185,7 @@ class System:
             c._resolve(self.index, f"constraint[{k}]", origins, R0)
         self.callbacks = tuple(ld for ld in self.loads if isinstance(ld, LoadCallback))
         _check_initial_values(self)
-        self.model = self._pack()
+        self.model, self.load_functions = self._pack()
         if self.constraints:
             self._check_constraints(origins, R0)
 
@@ -246,7 +248,10 @@ class System:
         origin = b.pivot if b.pivoted else b.position
         return float(np.linalg.norm(origin + b.R_world_body @ spring.point_body - spring.anchor))
 
-    def _pack(self) -> Model:
+    def _pack(self):
+        """The model's arrays (:class:`Model`) and the compiled loads' typed lists of functions
+        and potentials (``load_functions``, the first two fields of a kernel's
+        :class:`rbdyn.model.arrays.Functions`)."""
         bodies = Bodies(
             mass=np.array([b.mass for b in self.bodies]),
             inertia=np.array([b.inertia for b in self.bodies]),
@@ -255,7 +260,7 @@ class System:
             com_body=np.array([b.com_body for b in self.bodies]),
         )
         of = lambda kind: [ld for ld in self.loads if isinstance(ld, kind)]  # noqa: E731
-        loads = pack_loads(
+        loads, functions = pack_loads(
             self.n_bodies,
             self.gravity,
             [(self.index[ld.body], ld.force) for ld in of(ConstantForce)],
@@ -264,7 +269,7 @@ class System:
             [(self.index[ld.body], ld.fn, ld.params, ld.potential) for ld in of(CompiledLoad)],
             [(self.index[ld.body], ld.point_body, ld.anchor, ld.stiffness, self._rest_length(ld)) for ld in of(Spring)],
         )
-        return Model(bodies=bodies, loads=loads, constraints=pack_constraints(self.constraints, self.n_bodies))
+        return Model(bodies=bodies, loads=loads, constraints=pack_constraints(self.constraints, self.n_bodies)), functions
 
     @functools.cached_property
     def kernel_model(self) -> tuple:
