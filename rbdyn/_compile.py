@@ -8,9 +8,12 @@ results.
 
 Two decorators, one rule for choosing between them:
 
-* :func:`njit` for a function that is *called*: its arrays cross the call without reference
-  counting, so it suits anything with loops, branches and early exits (a Newton iteration,
-  a linear solve, a body's whole step);
+* :func:`njit` for a function that is *called*: it suits anything with loops, branches and
+  early exits (a Newton iteration, a linear solve, a body's whole step). numba counts the
+  references of the arrays it receives (two atomic updates per array and call) and removes
+  that counting only when the function takes a single path and calls nothing else; a function
+  called at every step should be such a leaf (:func:`rbdyn.driver.report.store`), or receive
+  few arrays, and a larger one be called once per many steps;
 * :func:`njit_inline` for a short, straight-line helper (a 3x3 product, a quaternion to a
   matrix) that numba copies into its caller. Each array argument of an inlined function
   becomes a variable of the caller, whose reference count numba maintains; in straight-line
