@@ -77,12 +77,11 @@ def derive(model, functions, out, r0, r1):
             _residuals(model, x_org, R_row, g_row, floor, assembly[0])
             for c in range(n_res):
                 g_out[r, c] = g_row[c]
-        kin_out[r] = pot_out[r] = 0.0
-        for a in range(3):
-            p_out[r, a] = L_out[r, a] = 0.0
     # body after body, each over the rows: a body's mass, inertia and loads stay in registers, and
-    # each row's sums take the bodies in the same order as row after row would
+    # each row's sums take the bodies in the same order as row after row would (from 0.0, which
+    # the first body's terms are added to: the same numbers, a zero's sign included)
     for i in range(n_bodies):
+        first = i == 0
         m = mass[i]
         J00, J01, J02 = J[i, 0, 0], J[i, 0, 1], J[i, 0, 2]
         J10, J11, J12 = J[i, 1, 0], J[i, 1, 1], J[i, 1, 2]
@@ -126,7 +125,7 @@ def derive(model, functions, out, r0, r1):
                 Jc0 = JW0 - m * (cc * W0 - c_0 * (c_0 * W0 + c_1 * W1 + c_2 * W2))
                 Jc1 = JW1 - m * (cc * W1 - c_1 * (c_0 * W0 + c_1 * W1 + c_2 * W2))
                 Jc2 = JW2 - m * (cc * W2 - c_2 * (c_0 * W0 + c_1 * W1 + c_2 * W2))
-            potential = pot_out[r] - (F0 * xi0 + F1 * xi1 + F2 * xi2)
+            potential = (0.0 if first else pot_out[r]) - (F0 * xi0 + F1 * xi1 + F2 * xi2)
             if pointed:
                 # point forces at their points x + R p
                 for k in range(point_start[i], point_start[i + 1]):
@@ -145,26 +144,47 @@ def derive(model, functions, out, r0, r1):
                     stretch = np.sqrt(L2s) - spring_rest[k]
                     potential += 0.5 * spring_stiffness[k] * stretch * stretch
             pot_out[r] = potential
-            kin_out[r] += kinetic
-            p_out[r, 0] += m * vi0
-            p_out[r, 1] += m * vi1
-            p_out[r, 2] += m * vi2
-            L_out[r, 0] += m * (xi1 * vi2 - xi2 * vi1) + (R00 * Jc0 + R01 * Jc1 + R02 * Jc2)
-            L_out[r, 1] += m * (xi2 * vi0 - xi0 * vi2) + (R10 * Jc0 + R11 * Jc1 + R12 * Jc2)
-            L_out[r, 2] += m * (xi0 * vi1 - xi1 * vi0) + (R20 * Jc0 + R21 * Jc1 + R22 * Jc2)
+            if first:
+                kin_out[r] = 0.0 + kinetic
+                p_out[r, 0] = 0.0 + m * vi0
+                p_out[r, 1] = 0.0 + m * vi1
+                p_out[r, 2] = 0.0 + m * vi2
+                L_out[r, 0] = 0.0 + (m * (xi1 * vi2 - xi2 * vi1) + (R00 * Jc0 + R01 * Jc1 + R02 * Jc2))
+                L_out[r, 1] = 0.0 + (m * (xi2 * vi0 - xi0 * vi2) + (R10 * Jc0 + R11 * Jc1 + R12 * Jc2))
+                L_out[r, 2] = 0.0 + (m * (xi0 * vi1 - xi1 * vi0) + (R20 * Jc0 + R21 * Jc1 + R22 * Jc2))
+            else:
+                kin_out[r] += kinetic
+                p_out[r, 0] += m * vi0
+                p_out[r, 1] += m * vi1
+                p_out[r, 2] += m * vi2
+                L_out[r, 0] += m * (xi1 * vi2 - xi2 * vi1) + (R00 * Jc0 + R01 * Jc1 + R02 * Jc2)
+                L_out[r, 1] += m * (xi2 * vi0 - xi0 * vi2) + (R10 * Jc0 + R11 * Jc1 + R12 * Jc2)
+                L_out[r, 2] += m * (xi0 * vi1 - xi1 * vi0) + (R20 * Jc0 + R21 * Jc1 + R22 * Jc2)
             if not centred:  # a centred body's origin is its mass centre: its row holds them already
                 x_out[r, i, 0], x_out[r, i, 1], x_out[r, i, 2] = xi0, xi1, xi2
                 v_out[r, i, 0], v_out[r, i, 1], v_out[r, i, 2] = vi0, vi1, vi2
     eval_potentials(model, functions, t_out, x_out, R_out, pot_out, r0, r1)
     for r in range(r0, r1):
-        ok = np.isfinite(kin_out[r]) and np.isfinite(pot_out[r])
-        for a in range(3):
-            ok = ok and np.isfinite(p_out[r, a]) and np.isfinite(L_out[r, a])
+        # one test of a sum, which a value that is not finite makes not finite (a sum of finite
+        # values may overflow too: then each value is tested)
+        total = kin_out[r] + pot_out[r] + p_out[r, 0] + p_out[r, 1] + p_out[r, 2] + L_out[r, 0] + L_out[r, 1] \
+            + L_out[r, 2]
         for c in range(n_res):
-            ok = ok and np.isfinite(g_out[r, c])
-        if not ok:
+            total += g_out[r, c]
+        if not np.isfinite(total) and not _finite_row(kin_out, pot_out, p_out, L_out, g_out, r):
             return r
     return -1
+
+
+@njit
+def _finite_row(kin_out, pot_out, p_out, L_out, g_out, r):
+    """Whether every derived quantity of row ``r`` is finite."""
+    ok = np.isfinite(kin_out[r]) and np.isfinite(pot_out[r])
+    for a in range(3):
+        ok = ok and np.isfinite(p_out[r, a]) and np.isfinite(L_out[r, a])
+    for c in range(g_out.shape[1]):
+        ok = ok and np.isfinite(g_out[r, c])
+    return ok
 
 
 @njit_inline
