@@ -32,7 +32,10 @@ them alike):
 * **recording**: per scheme, on one box, the whole ``simulate()`` call of 10^5 steps recording
   every step (``every=1``: the kernel and the trajectory's rows assembled after it) over the
   same call recording nothing, and the stepping with the streaming reductions
-  (``reduce=True``) over the stepping with no output.
+  (``reduce=True``) over the stepping with no output. Its floor, taken in turn with them: writing
+  the rows' bytes once into a fresh numpy array (:class:`FreshRows`), what recording would cost
+  if it derived nothing, measured on the same memory (on a virtual machine, a fresh page's first
+  touch costs several times the writing of its bytes).
 * **loads**: per scheme, on one box, a step with a compiled load (:func:`spring_drag`, a
   spring to a world point and linear drags, written with ``rbdyn.compiled_load``) and with the
   same law as a Python ``rbdyn.LoadCallback`` (:func:`spring_drag_python`).
@@ -87,6 +90,9 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
+import checkout  # noqa: E402
+
+checkout.use_numba_cache()  # before numba is imported: the kernels of these sources
 try:
     import rbdyn
 except ImportError:  # run from a checkout without an installed rbdyn
@@ -201,6 +207,28 @@ class Item:
 
     def sample(self):
         self.samples.append(self.runner(self.n) / (self.n * self.per) * 1e6)
+
+
+class FreshRows:
+    """``run(n) -> seconds``: the floor of recording ``n`` steps, in calls of ``rows`` rows each: a
+    fresh numpy array of the rows' bytes (one box, :func:`rbdyn.driver.records.row_bytes`, the
+    iteration count included), every element written once, as a kernel writes its rows. Taken in
+    turn with the recording runs, it sees the same memory: fresh pages, whose first touch the
+    operating system pays for (on a virtual machine, its host too)."""
+
+    def __init__(self, rows: int, n_bodies: int = 1):
+        from rbdyn.driver.records import row_bytes
+
+        self.rows, self.row_bytes = rows, row_bytes(n_bodies, 0)
+
+    def _fill(self):
+        tic = time.perf_counter()
+        np.empty(self.rows * self.row_bytes // 8).fill(1.0)
+        return time.perf_counter() - tic
+
+    def __call__(self, n_steps):
+        calls = max(1, round(n_steps / self.rows))
+        return sum(self._fill() for _ in range(calls)) * n_steps / (calls * self.rows)
 
 
 def calibrate(run, target: float, start: int):
@@ -515,6 +543,7 @@ def measure(quick: bool = False, echo=print, bodies=None, repeats=None, target=N
                                   {"": RbdynRun(p.system, name, p.dt, p.chunk, reduce=True)}))
                 items.append(Item(f"loads|compiled|{name}", {"": RbdynRun(with_compiled, name, p.dt, p.chunk)}))
                 items.append(Item(f"loads|python|{name}", {"": RbdynRun(with_python, name, p.dt, p.chunk)}, start=2))
+            items.append(Item("row floor", {"": FreshRows(RECORD_STEPS)}, start=RECORD_STEPS))
         measure_group(items, cfg.repeats, cfg.target, echo)
         res["step"][p.key] = {"kind": p.kind, "dt": p.dt, "chunk": p.chunk, "bodies": p.per, "us": {}, "call_us": {},
                               "setup_us": {}}
@@ -524,6 +553,9 @@ def measure(quick: bool = False, echo=print, bodies=None, repeats=None, target=N
             res["samples"][it.key] = {"n": it.n, "us": it.samples, "how": it.how}
             if it.error:
                 res["errors"][it.key] = it.error
+                continue
+            if it.key == "row floor":
+                res["row_floor"] = {"us": it.median, "bytes": it.runners[""].row_bytes}
                 continue
             if it.key.startswith(("recording|", "loads|")):
                 section, what, name = it.key.split("|")
@@ -674,6 +706,12 @@ def table_rows(res) -> list[dict]:
             ratio = v / none if v and none else None
             add("recording, one box", label, f"rbdyn {name}", ratio, "×", note=f"{_num(v)} ÷ {_num(none)} µs/step",
                 target=target, measured=ratio, limit=RECORD_TARGET if target else None)
+    floor, se = res.get("row_floor"), res["recording"].get("symplectic_euler", {})
+    if floor and floor["us"] and se.get("whole, no output"):
+        least = (se["whole, no output"] + floor["us"]) / se["whole, no output"]
+        add("recording, one box", "floor: a row's bytes written once into a fresh numpy array, per step", "numpy",
+            floor["us"], "µs/step", note=f"{floor['bytes']} B a row; with symplectic_euler's step and nothing "
+                                          f"derived: {least:.2f} × no output")
     # loads
     for name, d in res["loads"].items():
         none, comp, py = d.get("none"), d.get("compiled"), d.get("python")

@@ -61,6 +61,9 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import checkout  # noqa: E402
+
+checkout.use_numba_cache()  # before numba is imported: the kernels of these sources
 try:
     import rbdyn
 except ImportError:  # run from a checkout without an installed rbdyn
