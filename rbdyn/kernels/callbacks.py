@@ -64,10 +64,11 @@ def callback_potentials(system):
     entries = [(system.index[cb.body], cb.potential) for cb in system.callbacks if cb.potential]
 
     def eval_potentials(model, functions, t, x_com, R, potential, r0, r1):
-        user = np.zeros(potential.shape[0])  # the compiled loads' share, added with the callbacks' in one sum
-        compiled(model, functions, t, x_com, R, user, r0, r1)
+        # the compiled loads' share of the rows r0 .. r1 - 1, added with the callbacks' in one sum
+        user = np.zeros(r1 - r0)
+        compiled(model, functions, t[r0:r1], x_com[r0:r1], R[r0:r1], user, 0, r1 - r0)
         for r in range(r0, r1):
-            total = user[r]
+            total = user[r - r0]
             for i, pot in entries:
                 total += float(pot(float(t[r]), x_com[r, i].copy(), R[r, i].copy()))
             potential[r] += total
