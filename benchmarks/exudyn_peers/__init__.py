@@ -97,6 +97,11 @@ except ImportError:  # the pages' rbdyn parts still run
 
 __all__ = [
     "ENGINE",
+    "GEN_ALPHA_INDEX3",
+    "TRAPEZOIDAL_INDEX2",
+    "LIE_GEN_ALPHA",
+    "LIE_GEN_ALPHA_BC",
+    "LIE_RK4",
     "INTEGRATORS",
     "Integrator",
     "Model",
@@ -190,15 +195,23 @@ class Integrator:
     implicit: bool = True
 
 
+#: The labels of Exudyn's integrators, as the pages show them and look them up in
+#: :data:`INTEGRATORS`.
+GEN_ALPHA_INDEX3 = "Exudyn gen-α index 3"
+TRAPEZOIDAL_INDEX2 = "Exudyn trapezoidal index 2"
+LIE_GEN_ALPHA = "Exudyn Lie-group gen-α"
+LIE_GEN_ALPHA_BC = "Exudyn Lie-group gen-α (Brüls–Cardona)"
+LIE_RK4 = "Exudyn Lie-group RK4"
+
 #: Exudyn's integrators run beside rbdyn's schemes, by the label the pages show.
 INTEGRATORS = {
     i.label: i
     for i in (
-        Integrator("Exudyn gen-α index 3", "GeneralizedAlpha", "EP"),
-        Integrator("Exudyn trapezoidal index 2", "GeneralizedAlpha", "EP", index2=True, newmark=True),
-        Integrator("Exudyn Lie-group gen-α", "GeneralizedAlpha", "LG"),
-        Integrator("Exudyn Lie-group gen-α (Brüls–Cardona)", "GeneralizedAlpha", "LG", simplified_lie=True),
-        Integrator("Exudyn Lie-group RK4", "RK44", "LG", lie=True, order=4, implicit=False),
+        Integrator(GEN_ALPHA_INDEX3, "GeneralizedAlpha", "EP"),
+        Integrator(TRAPEZOIDAL_INDEX2, "GeneralizedAlpha", "EP", index2=True, newmark=True),
+        Integrator(LIE_GEN_ALPHA, "GeneralizedAlpha", "LG"),
+        Integrator(LIE_GEN_ALPHA_BC, "GeneralizedAlpha", "LG", simplified_lie=True),
+        Integrator(LIE_RK4, "RK44", "LG", lie=True, order=4, implicit=False),
     )
 }
 
