@@ -3,7 +3,8 @@
 Each command is timed as a whole process (``subprocess``, wall clock from start to exit), in
 interleaved rounds (command after command, each round starting one command further, so that they
 see the same load), after one untimed run of each that fills numba's cache and the operating
-system's file cache: the times of a warm cache. Reported: the median and the range of the rounds.
+system's file cache, and Python's bytecode of the modules (``PYTHONDONTWRITEBYTECODE`` is
+removed from the commands' environment): the times of a warm cache. Reported: the median and the range of the rounds.
 
 The commands, from the floor up:
 
@@ -91,6 +92,9 @@ def measure(rounds: int) -> dict:
     work = Path(tempfile.mkdtemp(prefix="rbdyn-startup-"))
     env = dict(os.environ)
     checkout.use_numba_cache(env)  # from a checkout: the kernels of its sources (see checkout.py)
+    # warm caches include Python's own: the bytecode of every module, which pip writes when it
+    # installs a package and Python when it first imports one, unless told not to
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     try:
         cmds = commands(work)
         for cmd in cmds.values():  # fills numba's cache (the floor's and rbdyn's kernel) and the file cache
