@@ -21,9 +21,11 @@ __all__ = ["use_numba_cache"]
 def use_numba_cache(environ=os.environ) -> Path | None:
     """Set ``NUMBA_CACHE_DIR`` in ``environ`` as ``dev.py`` does, unless it is set or this is not a
     checkout; call it before numba is imported. Returns the folder, or None."""
+    if environ.get("NUMBA_CACHE_DIR"):
+        return Path(environ["NUMBA_CACHE_DIR"])
     dev_py = ROOT / "dev.py"
-    if environ.get("NUMBA_CACHE_DIR") or not dev_py.exists():
-        return Path(environ["NUMBA_CACHE_DIR"]) if environ.get("NUMBA_CACHE_DIR") else None
+    if not dev_py.exists():
+        return None
     spec = importlib.util.spec_from_file_location("rbdyn_dev", dev_py)  # dev.py is standard library only
     dev = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(dev)
